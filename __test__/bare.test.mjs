@@ -1,0 +1,20 @@
+import test from "node:test";
+import assert from "node:assert/strict";
+import { makePool, makePoolWithUnexported } from "./fixtures/bare-pool.mjs";
+
+test("bare functions exported from the module that creates the pool run in workers", async () => {
+  const pool = makePool();
+  try {
+    assert.equal(await pool.call.square(7), 49);
+    assert.equal(await pool.call.greet("ann"), "hello ann");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a non-exported function defined in that module is rejected, naming the key", () => {
+  assert.throws(() => makePoolWithUnexported(), {
+    name: "TypeError",
+    message: /task "notExported".*not exported/,
+  });
+});

@@ -1,0 +1,5 @@
+// expect: TS2353
+// An option that PoolOptions does not have.
+import { createPool } from "knitting-native";
+
+createPool({ workers: 2 }); // error

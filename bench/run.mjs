@@ -1,0 +1,609 @@
+#!/usr/bin/env node
+// Benchmark driver: knitting-native vs a plain worker_threads + postMessage
+// pool vs piscina, same thread count, same workloads.
+//
+//   node bench/run.mjs [--threads N] [--reps R] [--quick] [--json FILE]
+//                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
+//                      [--only knitting,raw,piscina] [--timeout SEC]
+//                      [--one-process] [--inproc]
+//
+// Each pool runs in child processes forked from this script (a fresh one per
+// rep, see main()), one at a time, never concurrently. That keeps the pools
+// from disturbing each other (fresh heap and JIT for each), and a pool that
+// crashes its process or hangs is reported for its row while the others still
+// run. Each child warms its pool up, measures, and shuts the pool down before
+// the next child starts. Progress goes to stderr; the report goes to stdout.
+import { fork } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { isMainThread } from "node:worker_threads";
+import { median, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
+
+const hrtime = process.hrtime.bigint;
+
+// ---- configuration ------------------------------------------------------------
+
+const USAGE = `usage: node bench/run.mjs [options]
+  --threads N        worker threads per pool (default 2)
+  --reps R           repetitions per measurement, median reported (default 5; --quick: 1)
+  --quick            smoke run: fewer calls, 1 rep
+  --json FILE        also write the results as JSON to FILE
+  --calls N          tiny-call workload size (default 200000; --quick: 20000)
+  --window N         calls in flight for the tiny-call workload (default 1000)
+  --seq N            sequential-latency calls (default 20000; --quick: 2000)
+  --piscina-seq N    sequential-latency calls for piscina (default: same as --seq)
+  --only LIST        comma-separated subset of: knitting,raw,piscina
+  --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
+  --one-process      run all reps of a pool in one child process (default: a fresh
+                     child per rep, pools taking turns rep by rep)
+  --inproc           run the pools in this process instead of child processes (debugging)
+  -h, --help         this text`;
+
+function parseArgs(argv) {
+  const o = {
+    threads: 2, reps: undefined, quick: false, json: null, calls: undefined, window: 1000,
+    seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, inproc: false, oneProcess: false,
+    child: null, config: null,
+  };
+  const num = (name, v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) die(`${name} needs a positive integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) die(`${a} needs a value`);
+      return argv[++i];
+    };
+    switch (a) {
+      case "--threads": o.threads = num(a, val()); break;
+      case "--reps": o.reps = num(a, val()); break;
+      case "--quick": o.quick = true; break;
+      case "--json": o.json = val(); break;
+      case "--calls": o.calls = num(a, val()); break;
+      case "--window": o.window = num(a, val()); break;
+      case "--seq": o.seq = num(a, val()); break;
+      case "--piscina-seq": o.piscinaSeq = num(a, val()); break;
+      case "--only": o.only = val().split(",").map((s) => s.trim()).filter(Boolean); break;
+      case "--timeout": o.timeout = num(a, val()); break;
+      case "--inproc": o.inproc = true; break;
+      case "--one-process": o.oneProcess = true; break;
+      case "--child": o.child = val(); break; // internal
+      case "--config": o.config = JSON.parse(val()); break; // internal
+      case "-h": case "--help": console.log(USAGE); process.exit(0); break;
+      default: die(`unknown option ${a}\n${USAGE}`);
+    }
+  }
+  return o;
+}
+
+function die(msg) {
+  console.error(`bench: ${msg}`);
+  process.exit(2);
+}
+
+function makeConfig(o) {
+  const quick = o.quick;
+  const calls = o.calls ?? (quick ? 20_000 : 200_000);
+  const seq = o.seq ?? (quick ? 2_000 : 20_000);
+  return {
+    threads: o.threads,
+    reps: o.reps ?? (quick ? 1 : 5),
+    quick,
+    calls,
+    window: o.window,
+    seq,
+    piscinaSeq: o.piscinaSeq ?? seq,
+    warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
+    warmupSeq: Math.min(seq, quick ? 500 : 2_000),
+    timeoutSec: o.timeout,
+  };
+}
+
+// ---- the pools ----------------------------------------------------------------
+// Each adapter: create(threads) -> { add(a, b): Promise<number>, close(): Promise }
+
+const ROOT = new URL("../", import.meta.url);
+
+const POOLS = [
+  {
+    key: "knitting",
+    label: "knitting-native",
+    async create(threads) {
+      const entry = new URL("index.mjs", ROOT);
+      if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
+      let mod, tasks;
+      try {
+        mod = await import(entry.href);
+        tasks = await import("./tasks.mjs");
+      } catch (err) {
+        throw new LoadError(firstLines(err.message, 4), err);
+      }
+      if (typeof mod.createPool !== "function") {
+        throw new LoadError(`index.mjs exports no createPool (exports: ${Object.keys(mod).join(", ") || "none"})`);
+      }
+      if (mod.isMain === false) throw new LoadError("isMain is false in the bench driver");
+      let pool;
+      try {
+        pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo });
+      } catch (err) {
+        throw new LoadError(`createPool failed: ${firstLines(err.message, 4)}`, err);
+      }
+      const call = pool.call;
+      if (!call || typeof call.add !== "function") {
+        throw new LoadError("the pool has no pool.call.add function");
+      }
+      return {
+        add: (a, b) => call.add([a, b]),
+        close: () => pool.shutdown(),
+      };
+    },
+  },
+  {
+    key: "raw",
+    label: "raw postMessage",
+    async create(threads) {
+      const { createRawPool } = await import("./peers/raw-postmessage.mjs");
+      const pool = createRawPool({ threads });
+      await pool.ready;
+      return {
+        add: (a, b) => pool.add(a, b),
+        close: () => pool.shutdown(),
+      };
+    },
+  },
+  {
+    key: "piscina",
+    label: "piscina",
+    async create(threads) {
+      const mod = await import("piscina");
+      const Piscina = mod.Piscina ?? mod.default;
+      const pool = new Piscina({
+        filename: new URL("./peers/piscina-worker.mjs", import.meta.url).href,
+        minThreads: threads,
+        maxThreads: threads,
+      });
+      return {
+        add: (a, b) => pool.run([a, b]),
+        close: () => pool.destroy(),
+      };
+    },
+  },
+];
+
+class LoadError extends Error {
+  constructor(message, cause) {
+    super(message, cause ? { cause } : undefined);
+    this.name = "LoadError";
+  }
+}
+
+function firstLines(s, n) {
+  return String(s).split("\n").slice(0, n).join("\n");
+}
+
+// ---- workloads ----------------------------------------------------------------
+
+class WrongResults extends Error {}
+
+/**
+ * `total` calls add(i, 1) with `window` calls outstanding at all times: each of
+ * `window` lanes starts its next call as soon as its previous one settles.
+ */
+async function tinyCalls(add, total, window) {
+  let next = 0;
+  let mismatches = 0;
+  let errors = 0;
+  let firstMismatch = null;
+  let firstError = null;
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      let r;
+      try {
+        r = await add(i, 1);
+      } catch (err) {
+        errors++;
+        firstError ??= err;
+        continue;
+      }
+      if (r !== i + 1) {
+        mismatches++;
+        firstMismatch ??= { i, expected: i + 1, got: r };
+      }
+    }
+  };
+  const lanes = new Array(Math.min(window, total));
+  const t0 = hrtime();
+  for (let k = 0; k < lanes.length; k++) lanes[k] = lane();
+  await Promise.all(lanes);
+  const ns = Number(hrtime() - t0);
+  if (errors > 0) {
+    const e = new Error(`${errors} of ${total} calls rejected; first: ${firstError?.stack ?? firstError}`);
+    throw e;
+  }
+  return { total, ns, callsPerSec: total / (ns / 1e9), mismatches, firstMismatch };
+}
+
+/** `n` sequential `await add(i, 1)`, each timed with process.hrtime.bigint(). */
+async function sequential(add, n) {
+  const us = new Float64Array(n);
+  let mismatches = 0;
+  let firstMismatch = null;
+  const t0 = hrtime();
+  for (let i = 0; i < n; i++) {
+    const a = hrtime();
+    const r = await add(i, 1);
+    const b = hrtime();
+    us[i] = Number(b - a) / 1000;
+    if (r !== i + 1) {
+      mismatches++;
+      firstMismatch ??= { i, expected: i + 1, got: r };
+    }
+  }
+  const ns = Number(hrtime() - t0);
+  const [p50, p90, p99, pmax] = percentiles(us, [50, 90, 99, 100]);
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += us[i];
+  return { n, ns, p50, p90, p99, max: pmax, mean: sum / n, mismatches, firstMismatch };
+}
+
+// ---- running one pool (in the child process) -------------------------------------
+
+const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
+
+/** report(msg) gets {type: "phase", phase}; returns the pool's result record. */
+async function benchPool(def, cfg, report) {
+  const log = (s) => process.stderr.write(`[${def.label}] ${s}\n`);
+  const phase = (p) => {
+    log(p);
+    report({ type: "phase", phase: p });
+  };
+  const seqN = def.key === "piscina" ? cfg.piscinaSeq : cfg.seq;
+  const result = {
+    key: def.key, label: def.label, status: "ok", error: null,
+    calls: cfg.calls, window: cfg.window, seqCalls: seqN,
+    tiny: [], seq: [], mismatches: 0, firstMismatch: null,
+  };
+
+  phase("load");
+  let pool;
+  try {
+    pool = await def.create(cfg.threads);
+  } catch (err) {
+    result.status = err instanceof LoadError ? "unavailable" : "error";
+    result.error = `${err instanceof LoadError ? "failed to load" : "failed to start"}: ${err.message}`;
+    log(result.error);
+    return result;
+  }
+
+  const noteMismatch = (r, what) => {
+    if (r.mismatches > 0) {
+      result.mismatches += r.mismatches;
+      result.firstMismatch ??= { ...r.firstMismatch, workload: what };
+      log(`ERROR: ${r.mismatches} wrong results in ${what}; first: add([${r.firstMismatch.i}, 1]) ` +
+        `returned ${JSON.stringify(r.firstMismatch.got)}, expected ${r.firstMismatch.expected}`);
+    }
+  };
+
+  try {
+    phase("warmup");
+    noteMismatch(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warmup (tiny calls)");
+    noteMismatch(await sequential(pool.add, cfg.warmupSeq), "warmup (sequential)");
+
+    const repName = (r) => cfg.repLabel ?? `${r}/${cfg.reps}`;
+    for (let r = 1; r <= cfg.reps; r++) {
+      gc();
+      phase(`tiny calls rep ${repName(r)}`);
+      const t = await tinyCalls(pool.add, cfg.calls, cfg.window);
+      noteMismatch(t, `tiny calls rep ${repName(r)}`);
+      result.tiny.push({ callsPerSec: t.callsPerSec, ns: t.ns, mismatches: t.mismatches });
+      log(`tiny calls rep ${repName(r)}: ${fmtInt(t.callsPerSec)} calls/s (${(t.ns / 1e6).toFixed(0)} ms)`);
+    }
+    for (let r = 1; r <= cfg.reps; r++) {
+      gc();
+      phase(`sequential rep ${repName(r)}`);
+      const s = await sequential(pool.add, seqN);
+      noteMismatch(s, `sequential rep ${repName(r)}`);
+      const { firstMismatch, ...rest } = s;
+      result.seq.push(rest);
+      log(`sequential rep ${repName(r)}: p50 ${fmtUs(s.p50)} µs, p99 ${fmtUs(s.p99)} µs (${seqN} calls)`);
+    }
+  } catch (err) {
+    result.status = "error";
+    result.error = `failed while running: ${firstLines(err.stack ?? err, 6)}`;
+    log(result.error);
+  }
+
+  phase("shutdown");
+  try {
+    await pool.close();
+  } catch (err) {
+    if (result.status === "ok") {
+      result.status = "error";
+      result.error = `shutdown failed: ${firstLines(err.stack ?? err, 6)}`;
+    }
+    log(`shutdown failed: ${err.message}`);
+  }
+  return result;
+}
+
+async function childMain(key, cfg) {
+  const def = POOLS.find((p) => p.key === key);
+  const send = (msg) => new Promise((res) => process.send(msg, () => res()));
+  let result;
+  try {
+    result = await benchPool(def, cfg, (m) => process.send(m));
+  } catch (err) {
+    result = { key, label: def.label, status: "error", error: String(err.stack ?? err) };
+  }
+  await send({ type: "result", result });
+  // The pool is shut down (or broken); don't let a stray handle keep us alive.
+  process.exit(0);
+}
+
+// ---- running all pools (parent) ---------------------------------------------------
+
+function runInChild(def, cfg) {
+  return new Promise((resolve) => {
+    let result = null;
+    let phase = "starting";
+    let timer = null;
+    let killedFor = null;
+    const child = fork(fileURLToPath(import.meta.url), ["--child", def.key, "--config", JSON.stringify(cfg)], {
+      execArgv: [...process.execArgv, "--expose-gc"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        killedFor = `timed out: phase "${phase}" ran longer than ${cfg.timeoutSec} s (hang?); process killed`;
+        process.stderr.write(`[${def.label}] ${killedFor}\n`);
+        child.kill("SIGKILL");
+      }, cfg.timeoutSec * 1000);
+    };
+    arm();
+    child.on("message", (m) => {
+      if (m.type === "phase") {
+        phase = m.phase; // the child logs it itself
+        arm();
+      } else if (m.type === "result") {
+        result = m.result;
+      }
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (result) return resolve(result);
+      const how = killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during phase "${phase}"`;
+      resolve({ key: def.key, label: def.label, status: "error", error: how, tiny: [], seq: [], mismatches: 0 });
+    });
+  });
+}
+
+async function runInProcess(def, cfg) {
+  return benchPool(def, cfg, () => {});
+}
+
+function summarize(r) {
+  const s = { ...r };
+  s.callsPerSec = r.tiny?.length ? median(r.tiny.map((t) => t.callsPerSec)) : NaN;
+  s.p50 = r.seq?.length ? median(r.seq.map((t) => t.p50)) : NaN;
+  s.p99 = r.seq?.length ? median(r.seq.map((t) => t.p99)) : NaN;
+  return s;
+}
+
+function cpuInfo() {
+  const cpus = os.cpus();
+  const par = typeof os.availableParallelism === "function" ? os.availableParallelism() : cpus.length;
+  return { count: cpus.length, availableParallelism: par, model: cpus[0]?.model?.trim() ?? "unknown" };
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.child) return childMain(opts.child, opts.config);
+
+  const cfg = makeConfig(opts);
+  const selected = opts.only ? POOLS.filter((p) => opts.only.includes(p.key)) : POOLS;
+  if (opts.only) {
+    const unknown = opts.only.filter((k) => !POOLS.some((p) => p.key === k));
+    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOLS.map((p) => p.key).join(", ")})`);
+  }
+  const date = new Date();
+  const cpu = cpuInfo();
+  process.stderr.write(
+    `bench: ${selected.map((p) => p.label).join(", ")}; threads ${cfg.threads}, reps ${cfg.reps}` +
+      `${cfg.quick ? " (quick)" : ""}; tiny ${fmtInt(cfg.calls)} calls / ${fmtInt(cfg.window)} in flight; ` +
+      `sequential ${fmtInt(cfg.seq)} calls\n`,
+  );
+
+  // Default: every rep of every pool runs in a fresh child process, and the pools
+  // take turns rep by rep (rep 1: A, B, C; rep 2: A, B, C; ...). On this kind of
+  // VM one process's thread placement decides its wake-up latency for its whole
+  // life (host and worker on the same vCPU, or not), so reps inside one process
+  // would all draw the same luck; and taking turns spreads slow phases of a noisy
+  // host over all pools. --one-process runs all reps of a pool in one child.
+  const merged = {};
+  const runOne = (def, c) => (opts.inproc ? runInProcess(def, c) : runInChild(def, c));
+  if (opts.inproc || opts.oneProcess) {
+    for (const def of selected) merged[def.key] = await runOne(def, cfg);
+  } else {
+    for (let rep = 1; rep <= cfg.reps; rep++) {
+      for (const def of selected) {
+        const prev = merged[def.key];
+        if (prev && prev.status !== "ok") continue; // failed or unavailable: don't retry
+        process.stderr.write(`bench: rep ${rep}/${cfg.reps}: ${def.label}\n`);
+        const r = await runOne(def, { ...cfg, reps: 1, repLabel: `${rep}/${cfg.reps}` });
+        if (!prev) {
+          merged[def.key] = r;
+        } else {
+          prev.tiny.push(...(r.tiny ?? []));
+          prev.seq.push(...(r.seq ?? []));
+          prev.mismatches += r.mismatches ?? 0;
+          prev.firstMismatch ??= r.firstMismatch ?? null;
+          if (r.status !== "ok") {
+            prev.status = r.status === "unavailable" ? "error" : r.status;
+            prev.error = `rep ${rep}: ${r.error}`;
+          }
+        }
+      }
+    }
+  }
+  const results = {};
+  for (const def of selected) results[def.key] = summarize(merged[def.key]);
+
+  // ---- report ----
+  const ours = results.knitting;
+  const raw = results.raw;
+  const pisc = results.piscina;
+  const peers = [
+    { key: "raw", label: "raw postMessage", r: raw },
+    { key: "piscina", label: "piscina", r: pisc },
+  ].filter((p) => p.r);
+
+  const ratiosOf = (row) => {
+    const out = {};
+    for (const p of peers) {
+      out[p.key] = {
+        throughput: row.callsPerSec / p.r.callsPerSec, // ours/peer
+        p50: p.r.p50 / row.p50, // peer/ours
+        p99: p.r.p99 / row.p99,
+      };
+    }
+    return out;
+  };
+
+  const header1 = ["", "tiny calls", ["sequential", 2]];
+  const header2 = ["pool", "calls/s", "p50 µs", "p99 µs"];
+  for (const p of peers) {
+    header1.push([`x ${p.label}`, 3]);
+    header2.push("calls/s", "p50", "p99");
+  }
+  const rows = [];
+  const notes = [];
+  for (const def of selected) {
+    const r = results[def.key];
+    if (r.status !== "ok" && !(r.tiny?.length || r.seq?.length)) {
+      const what = r.status === "unavailable" ? "NOT AVAILABLE" : "FAILED";
+      rows.push([def.label, what, "-", "-", ...peers.flatMap(() => ["-", "-", "-"])]);
+      notes.push(`${def.label}: ${what}: ${r.error}`);
+      continue;
+    }
+    const rat = ratiosOf(r);
+    let label = def.label;
+    if (r.mismatches > 0) label += " (WRONG RESULTS)";
+    else if (r.status !== "ok") label += " (FAILED)";
+    if (r.status !== "ok") notes.push(`${def.label}: ${r.error}`);
+    if (r.mismatches > 0) {
+      const f = r.firstMismatch;
+      notes.push(`${def.label}: ${r.mismatches} WRONG RESULTS; first in ${f?.workload}: add([${f?.i}, 1]) ` +
+        `returned ${JSON.stringify(f?.got)}, expected ${f?.expected}`);
+    }
+    rows.push([
+      label, fmtInt(r.callsPerSec), fmtUs(r.p50), fmtUs(r.p99),
+      ...peers.flatMap((p) => [fmtRatio(rat[p.key].throughput), fmtRatio(rat[p.key].p50), fmtRatio(rat[p.key].p99)]),
+    ]);
+    r.ratios = rat;
+  }
+
+  const out = [];
+  out.push("");
+  out.push(`knitting-native benchmark — ${date.toISOString()}`);
+  out.push(`Node ${process.version} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
+    `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
+  out.push(`threads per pool: ${cfg.threads}; reps: ${cfg.reps} (median reported)${cfg.quick ? "; QUICK smoke run" : ""}`);
+  out.push(`tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding window), every result checked`);
+  out.push(`sequential: ${fmtInt(cfg.seq)} x await add([i, 1]), one at a time` +
+    (cfg.piscinaSeq !== cfg.seq ? ` (piscina: ${fmtInt(cfg.piscinaSeq)})` : ""));
+  out.push(`warm-up: ${fmtInt(cfg.warmupCalls)} tiny calls + ${fmtInt(cfg.warmupSeq)} sequential calls per pool, ` +
+    (opts.inproc ? "all pools in this process" : opts.oneProcess ? "one child process per pool"
+      : "in a fresh child process per pool per rep (pools take turns rep by rep)"));
+  out.push("ratios: ours/peer for calls/s, peer/ours for latency; > 1 means the row beats that peer");
+  out.push("");
+  out.push(renderTable([header1, header2], rows));
+  if (notes.length) {
+    out.push("");
+    for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
+  }
+
+  // per-rep detail (the VM is noisy: show the spread behind the medians)
+  out.push("");
+  out.push("per-rep values:");
+  for (const def of selected) {
+    const r = results[def.key];
+    if (!r.tiny?.length && !r.seq?.length) continue;
+    out.push(`  ${def.label}: calls/s [${r.tiny.map((t) => fmtInt(t.callsPerSec)).join(", ")}]; ` +
+      `p50 µs [${r.seq.map((s) => fmtUs(s.p50)).join(", ")}]; p99 µs [${r.seq.map((s) => fmtUs(s.p99)).join(", ")}]`);
+  }
+  const spread = (xs) => (xs.length > 1 ? Math.max(...xs) / Math.min(...xs) : 1);
+  const wide = selected
+    .map((d) => results[d.key])
+    .filter((r) => spread((r.tiny ?? []).map((t) => t.callsPerSec)) > 1.5 || spread((r.seq ?? []).map((t) => t.p50)) > 1.5)
+    .map((r) => r.label);
+  if (wide.length) {
+    out.push(`  (spread > 1.5x between reps for: ${wide.join(", ")}. Results on a shared VM vary from process` +
+      " to process, e.g. a worker's wake-up latency depends on whether it shares a vCPU with the caller;" +
+      " the median is reported)");
+  }
+
+  // targets
+  const targets = [];
+  const addTarget = (name, value, limit, cmp, detail) => {
+    const ok = Number.isFinite(value) ? (cmp === ">=" ? value >= limit : value <= limit) : null;
+    targets.push({ name, value, limit, cmp, met: ok, detail });
+  };
+  const oursOk = ours && (ours.tiny?.length || ours.seq?.length);
+  addTarget("tiny-call throughput >= 50x piscina", oursOk && pisc ? ours.callsPerSec / pisc.callsPerSec : NaN, 50, ">=",
+    oursOk && pisc ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(pisc.callsPerSec)} calls/s` : "");
+  addTarget("tiny-call throughput >= 8x raw postMessage", oursOk && raw ? ours.callsPerSec / raw.callsPerSec : NaN, 8, ">=",
+    oursOk && raw ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(raw.callsPerSec)} calls/s` : "");
+  addTarget("sequential p50 <= 0.5 x raw postMessage p50", oursOk && raw ? ours.p50 / raw.p50 : NaN, 0.5, "<=",
+    oursOk && raw ? `${fmtUs(ours.p50)} vs ${fmtUs(raw.p50)} µs` : "");
+  out.push("");
+  out.push("targets (knitting-native):");
+  const tw = Math.max(...targets.map((t) => t.name.length));
+  for (const t of targets) {
+    const verdict = t.met === null ? "n/a (not measured)"
+      : ours.mismatches > 0 ? "INVALID (wrong results)"
+      : ours.status !== "ok" ? (t.met ? "MET (but the pool failed later)" : "NOT MET (and the pool failed)")
+      : t.met ? "MET" : "NOT MET";
+    const val = Number.isFinite(t.value) ? `${fmtRatio(t.value)}`.padStart(7) : "      -";
+    out.push(`  ${t.name.padEnd(tw)}  ${val}  ${verdict.padEnd(7)}${t.detail ? `  (${t.detail})` : ""}`);
+  }
+
+  const wrong = Object.values(results).filter((r) => r.mismatches > 0);
+  const failed = Object.values(results).filter((r) => r.status === "error");
+  console.log(out.join("\n"));
+
+  if (opts.json) {
+    const json = {
+      date: date.toISOString(),
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      cpus: cpu,
+      config: cfg,
+      results,
+      targets: targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })),
+    };
+    writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
+    process.stderr.write(`bench: wrote ${opts.json}\n`);
+  }
+
+  if (wrong.length) {
+    console.error(`\nbench: ERROR: wrong results from ${wrong.map((r) => `${r.label} (${r.mismatches} mismatches)`).join(", ")}`);
+  }
+  if (failed.length) {
+    console.error(`bench: ERROR: ${failed.map((r) => r.label).join(", ")} failed while running (see notes above)`);
+  }
+  process.exitCode = wrong.length || failed.length ? 1 : 0;
+}
+
+// Task modules are imported inside pool workers; if anything ever imports this
+// file from a worker thread, do nothing there.
+if (isMainThread) {
+  main().catch((err) => {
+    console.error(err?.stack ?? err);
+    process.exit(1);
+  });
+}

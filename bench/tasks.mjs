@@ -1,0 +1,10 @@
+// Tasks for the knitting-native rows of the benchmark.
+// This module is imported by the bench driver AND inside every pool worker, so it
+// must only define and export tasks: no pool creation, no side effects.
+import { task } from "../index.mjs";
+
+/** add([a, b]) -> a + b */
+export const add = task({ f: ([a, b]) => a + b });
+
+/** echo(v) -> v */
+export const echo = task({ f: (v) => v });

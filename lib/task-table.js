@@ -1,0 +1,77 @@
+"use strict";
+// The table of a pool's tasks: sorted by name (the order a lane's task index
+// refers to, the same in the host and in every worker), each entry saying how
+// a worker finds the function: by stable id for task(), by export name for a
+// bare function exported from the module that created the pool.
+
+const { readFileSync } = require("node:fs");
+const { fileURLToPath } = require("node:url");
+const { isTask } = require("./task.js");
+const { describe } = require("./options.js");
+
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Whether `source` (a module's text) exports a binding called `name`. */
+function sourceExports(source, name) {
+  const n = escapeRegExp(name);
+  const patterns = [
+    new RegExp(`\\bexport\\s+(?:async\\s+)?(?:function\\s*\\*?\\s*|const\\s+|let\\s+|var\\s+|class\\s+)${n}\\b`),
+    new RegExp(`\\bexport\\s*\\{[^}]*\\b${n}\\b[^}]*\\}`),
+    new RegExp(`\\bexports\\.${n}\\s*=`),
+    new RegExp(`\\bmodule\\.exports\\s*=`),
+  ];
+  return patterns.some((p) => p.test(source));
+}
+
+function notExported(name, href, why) {
+  return new TypeError(
+    `knitting-native: task "${name}" is a plain function that ${why} ${href}. ` +
+      "Workers import task modules, so a plain function must be exported from the module that calls createPool " +
+      `(export const ${name} = ...), or be declared with task({ f }) at the top level of a module.`,
+  );
+}
+
+/**
+ * Validates `tasks` and returns the sorted table. `poolHref` is the module
+ * that called createPool (where bare functions must be exported).
+ */
+function buildTaskTable(tasks, poolHref) {
+  if (tasks === null || typeof tasks !== "object" || Array.isArray(tasks)) {
+    throw new TypeError(
+      `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square }, got ${describe(tasks)}`,
+    );
+  }
+  const names = Object.keys(tasks).sort();
+  if (names.length === 0) {
+    throw new TypeError("knitting-native: createPool(options)(tasks): tasks is empty; pass at least one task");
+  }
+  let source; // the pool module's text, read once if a bare function needs it
+  return names.map((name) => {
+    const value = tasks[name];
+    if (isTask(value)) {
+      return { name, kind: "task", href: value.href, id: value.id, at: value.at };
+    }
+    if (typeof value !== "function") {
+      throw new TypeError(
+        `knitting-native: task "${name}" must be a task({ f }) or an exported function, got ${describe(value)}`,
+      );
+    }
+    const text = Function.prototype.toString.call(value);
+    if (poolHref.startsWith("file:")) {
+      if (source === undefined) {
+        try {
+          source = readFileSync(fileURLToPath(poolHref), "utf8");
+        } catch {
+          source = null;
+        }
+      }
+      if (source !== null) {
+        if (!source.includes(text)) throw notExported(name, poolHref, "is not defined in");
+        if (!sourceExports(source, name)) throw notExported(name, poolHref, "is not exported under that name from");
+      }
+    }
+    return { name, kind: "export", href: poolHref, source: text };
+  });
+}
+
+module.exports = { buildTaskTable, sourceExports };

@@ -1,0 +1,185 @@
+"use strict";
+// A pool worker: imports the task modules, then serves its lane until the
+// host terminates it (protocol: src/memory/lane.rs).
+
+const { workerData, parentPort } = require("node:worker_threads");
+const native = require("./native.js");
+const { L, WorkerLane, lowestBit } = require("./lane.js");
+const { Encoder, decode } = require("./codec.js");
+const { PayloadRegion } = require("./payload.js");
+const { registry } = require("./task.js");
+
+const NO_EXT = L.noExt | 0;
+const STATUS_VALUE = 0;
+const STATUS_THROWN = 1;
+
+// Polls of REQ before parking in Atomics.waitAsync. One poll is a few ns;
+// 2,000 of them bound the spin to roughly 5-20 µs, enough to catch the next
+// call of a caller that awaits each result (a wake through the kernel costs
+// ~16 µs round trip here, ../shared/design/transport-measurements.md) while
+// keeping an idle worker off the CPU almost at once. Tuned with
+// `npm run bench` (sequential latency vs tiny-call throughput).
+const SPIN_POLLS = 2000;
+
+const { control, payload: payloadSab, lane: laneIndex, tasks, maxPayloadBytes } = workerData;
+const i32 = new Int32Array(control);
+const u8 = new Uint8Array(control);
+const bell = new native.WorkerBell(u8);
+const lane = new WorkerLane(i32, laneIndex, bell);
+const payload = new PayloadRegion(payloadSab, false);
+const encoder = new Encoder({ maxPayloadBytes });
+let table = null;
+let flushQueued = false;
+
+async function loadTasks() {
+  const modules = new Map();
+  for (const entry of tasks) {
+    if (!modules.has(entry.href)) modules.set(entry.href, await import(entry.href));
+  }
+  return tasks.map((entry) => {
+    if (entry.kind === "task") {
+      const found = registry.byId.get(entry.id);
+      if (!found) {
+        throw new Error(
+          `knitting-native: task "${entry.name}" (declared as task() #${entry.at} of ${entry.href}) was not found ` +
+            "when the worker imported that module; declare tasks at the module's top level, unconditionally",
+        );
+      }
+      return found.f;
+    }
+    const fn = modules.get(entry.href)[entry.name];
+    if (typeof fn !== "function" || Function.prototype.toString.call(fn) !== entry.source) {
+      throw new TypeError(
+        `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
+          "export the function itself or declare it with task({ f })",
+      );
+    }
+    return fn;
+  });
+}
+
+/** Encodes `value` into a slot (inline, or in the payload region). */
+function encodeInto(slot, value) {
+  const w = lane.slotWord(slot);
+  const at = lane.slotPayload(slot);
+  let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
+  let ext = NO_EXT;
+  if (len < 0) {
+    const bytes = encoder.encode(value);
+    ext = payload.write(bytes);
+    len = bytes.length;
+  }
+  i32[w + 2] = len;
+  i32[w + 3] = ext;
+}
+
+/** Step 4: write a response into its slot (a value, or what was thrown). */
+function respond(slot, status, value) {
+  try {
+    encodeInto(slot, value);
+  } catch (err) {
+    // The result cannot cross: the call rejects with why.
+    status = STATUS_THROWN;
+    try {
+      encodeInto(slot, err);
+    } catch {
+      encodeInto(slot, new Error(`knitting-native: the task's result could not be sent: ${err && err.message}`));
+    }
+  }
+  i32[lane.slotWord(slot)] = status;
+  lane.finish(slot);
+}
+
+function flushSoon() {
+  if (flushQueued) return;
+  flushQueued = true;
+  queueMicrotask(() => {
+    flushQueued = false;
+    lane.flush();
+  });
+}
+
+/** Step 3 for one slot: decode and run; async results answer later. */
+function run(slot) {
+  const w = lane.slotWord(slot);
+  const task = i32[w];
+  const len = i32[w + 2];
+  const ext = i32[w + 3];
+  let result;
+  try {
+    const arg = ext === NO_EXT ? decode(u8, lane.slotPayload(slot), len) : payload.read(ext >>> 0, len);
+    result = table[task](arg);
+  } catch (err) {
+    respond(slot, STATUS_THROWN, err);
+    return;
+  }
+  if (result !== null && typeof result === "object" && typeof result.then === "function") {
+    Promise.resolve(result).then(
+      (value) => {
+        respond(slot, STATUS_VALUE, value);
+        flushSoon();
+      },
+      (err) => {
+        respond(slot, STATUS_THROWN, err);
+        flushSoon();
+      },
+    );
+  } else {
+    respond(slot, STATUS_VALUE, result);
+  }
+}
+
+function serve() {
+  for (;;) {
+    let fresh = lane.takeNew();
+    if (fresh === 0) {
+      // Spin briefly unless async tasks wait for this event loop to turn.
+      if (lane.started !== 0) break;
+      let polls = SPIN_POLLS;
+      while (polls-- > 0 && !lane.hasNew(Atomics.load(i32, lane.req)));
+      fresh = lane.takeNew();
+      if (fresh === 0) break;
+    }
+    while (fresh !== 0) {
+      const slot = lowestBit(fresh);
+      fresh &= fresh - 1;
+      run(slot);
+    }
+    lane.flush();
+  }
+  park();
+}
+
+/** Sleep until the host publishes a request (it notifies when SLEEPING). */
+function park() {
+  Atomics.store(i32, lane.sleeping, 1);
+  const req = Atomics.load(i32, lane.req);
+  if (lane.hasNew(req)) {
+    Atomics.store(i32, lane.sleeping, 0);
+    setImmediate(serve);
+    return;
+  }
+  const wait = Atomics.waitAsync(i32, lane.req, req);
+  if (wait.async) wait.value.then(wake);
+  else setImmediate(wake);
+}
+
+function wake() {
+  Atomics.store(i32, lane.sleeping, 0);
+  serve();
+}
+
+// A pending Atomics.waitAsync does not keep a worker's event loop alive; the
+// port does. The host ends workers with terminate().
+parentPort.on("message", () => {});
+
+loadTasks().then(
+  (loaded) => {
+    table = loaded;
+    parentPort.postMessage({ type: "ready" });
+    serve();
+  },
+  (err) => {
+    parentPort.postMessage({ type: "init-error", error: err });
+  },
+);

@@ -1,0 +1,18 @@
+//! knitting-native: the native core of a shared-memory worker pool for
+//! Node.js. Rust owns the layout and lifetime of the shared memory, the
+//! waiting and the waking; user code runs in JS workers.
+//!
+//! - `memory/`: the control region's layout, the lane protocol, the payload
+//!   arena, the registry of held regions.
+//! - `doorbell.rs`: how workers wake an idle host.
+//! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
+//! - `task_id.rs`: `stableTaskID`.
+//! - `bindings.rs`: what JS calls.
+
+pub mod dispatcher;
+pub mod doorbell;
+pub mod memory;
+pub mod task_id;
+
+#[cfg(not(test))]
+mod bindings;

@@ -1,0 +1,124 @@
+//! Byte layout of a pool's control region: the header, the doorbell and one
+//! lane per worker. Rust decides every offset here; JS reads them once from
+//! `layout()` (see `bindings.rs`) and never hard-codes one.
+//!
+//! ```text
+//! offset 0      header line     magic, version, lane count, slot geometry
+//! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
+//! offset 128    lane 0          see below, LANE_STRIDE bytes
+//! ...           lane n-1
+//!
+//! lane:
+//!   +0    host line     REQ (request bits, written only by the host)
+//!   +64   worker line   RES (response bits, written only by the worker), SLEEPING
+//!   +128  slot 0 .. slot 31, SLOT_STRIDE bytes each:
+//!           +0  word TASK/STATUS  request: task index; response: 0 value, 1 thrown
+//!           +4  word CALL         call id, echoed back (a cross-check, not a lookup key)
+//!           +8  word LEN          encoded byte length
+//!           +12 word EXT          offset in the payload region, or NO_EXT when inline
+//!           +16 INLINE_BYTES of inline payload
+//! ```
+//! Each writer owns whole 64-byte lines so that the host's stores and a
+//! worker's stores never share a cache line (no false sharing on the words
+//! both sides poll).
+
+/// First word of a formatted region ("KNT1").
+pub const MAGIC: u32 = 0x4b4e_5431;
+/// Bumped whenever anything in this file changes meaning.
+pub const VERSION: u32 = 1;
+
+pub const CACHE_LINE: usize = 64;
+/// Slots per lane: one bit each in the 32-bit REQ/RES words.
+pub const SLOT_COUNT: usize = 32;
+/// Inline payload bytes per slot (knitting: 512). Larger payloads go to the
+/// payload region.
+pub const INLINE_BYTES: usize = 512;
+pub const SLOT_HEADER_BYTES: usize = 16;
+pub const SLOT_STRIDE: usize = round_up(SLOT_HEADER_BYTES + INLINE_BYTES, CACHE_LINE);
+pub const LANE_SLOTS_OFFSET: usize = 2 * CACHE_LINE;
+pub const LANE_STRIDE: usize = LANE_SLOTS_OFFSET + SLOT_COUNT * SLOT_STRIDE;
+pub const LANES_OFFSET: usize = 2 * CACHE_LINE;
+/// Lanes one region can hold; far above any sensible thread count.
+pub const MAX_LANES: usize = 1024;
+/// EXT value of a slot whose payload is inline.
+pub const NO_EXT: u32 = u32::MAX;
+
+/// Word (u32) indices from the start of the region.
+pub mod word {
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const LANES: usize = 2;
+    pub const SLOT_COUNT: usize = 3;
+    pub const SLOT_STRIDE: usize = 4;
+    pub const INLINE_BYTES: usize = 5;
+    pub const LANE_STRIDE: usize = 6;
+    /// Doorbell line.
+    pub const COUNTER: usize = 16;
+    pub const ARMED: usize = 17;
+    pub const STOP: usize = 18;
+}
+
+/// Word indices from the start of a lane.
+pub mod lane_word {
+    pub const REQ: usize = 0;
+    pub const RES: usize = 16;
+    pub const SLEEPING: usize = 17;
+}
+
+/// Word indices from the start of a slot.
+pub mod slot_word {
+    pub const TASK: usize = 0;
+    pub const CALL: usize = 1;
+    pub const LEN: usize = 2;
+    pub const EXT: usize = 3;
+}
+
+const fn round_up(n: usize, to: usize) -> usize {
+    n.div_ceil(to) * to
+}
+
+/// Bytes a region with `lanes` lanes needs.
+pub fn region_bytes(lanes: usize) -> Result<usize, String> {
+    if lanes == 0 || lanes > MAX_LANES {
+        return Err(format!("lane count must be 1..={MAX_LANES}, got {lanes}"));
+    }
+    Ok(LANES_OFFSET + lanes * LANE_STRIDE)
+}
+
+/// Byte offset of lane `lane`.
+pub const fn lane_offset(lane: usize) -> usize {
+    LANES_OFFSET + lane * LANE_STRIDE
+}
+
+/// Byte offset of slot `slot` in lane `lane`.
+pub const fn slot_offset(lane: usize, slot: usize) -> usize {
+    lane_offset(lane) + LANE_SLOTS_OFFSET + slot * SLOT_STRIDE
+}
+
+// The layout's invariants, checked at compile time: each writer owns whole
+// cache lines (host: REQ's line; worker: RES and SLEEPING's line), and slots
+// fit their lane.
+const _: () = {
+    assert!(LANES_OFFSET.is_multiple_of(CACHE_LINE));
+    assert!(LANE_STRIDE.is_multiple_of(CACHE_LINE));
+    assert!(SLOT_STRIDE.is_multiple_of(CACHE_LINE));
+    assert!(SLOT_STRIDE >= SLOT_HEADER_BYTES + INLINE_BYTES);
+    assert!(lane_word::REQ * 4 / CACHE_LINE != lane_word::RES * 4 / CACHE_LINE);
+    assert!(lane_word::RES * 4 / CACHE_LINE == lane_word::SLEEPING * 4 / CACHE_LINE);
+    assert!(word::COUNTER * 4 == CACHE_LINE);
+    assert!(word::STOP * 4 < 2 * CACHE_LINE);
+    assert!(SLOT_COUNT == 32);
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_are_consistent() {
+        assert_eq!(slot_offset(0, SLOT_COUNT), lane_offset(1));
+        assert_eq!(region_bytes(3).unwrap(), lane_offset(3));
+        assert!(region_bytes(0).is_err());
+        assert!(region_bytes(MAX_LANES + 1).is_err());
+    }
+}
