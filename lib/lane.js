@@ -49,17 +49,28 @@ class HostLane extends LaneGeometry {
     const free = ~this.busy;
     return free === 0 ? -1 : lowestBit(free);
   }
-  /** Step 2: the slot is written; hand it to the worker, waking it if parked. */
+  /**
+   * Step 2, first half: the slot is written; flip its bit in the private
+   * copy. `flush()` publishes every slot placed since the last flush with
+   * one store (a burst of calls costs one store and at most one wake).
+   */
   publish(slot, call) {
     const bit = 1 << slot;
     this.busy |= bit;
     this.calls[slot] = call;
     this.inFlight++;
     this.reqBits ^= bit;
+  }
+  /** Step 2, second half: store REQ, then wake the worker if it parked. */
+  flush() {
+    if (Atomics.load(this.i32, this.req) === this.reqBits) return;
     Atomics.store(this.i32, this.req, this.reqBits);
-    // After the store: the worker sets SLEEPING, then re-reads REQ. One of
-    // the two sequentially consistent loads sees the other's store.
-    if (Atomics.load(this.i32, this.sleeping) !== 0) Atomics.notify(this.i32, this.req, 1);
+    // After the store: the worker sets SLEEPING, then re-reads REQ; one of
+    // the two sequentially consistent loads sees the other's store. The
+    // exchange makes one notify per parking, however many flushes see it.
+    if (Atomics.load(this.i32, this.sleeping) !== 0 && Atomics.compareExchange(this.i32, this.sleeping, 1, 0) === 1) {
+      Atomics.notify(this.i32, this.req, 1);
+    }
   }
   /** Step 6: slots whose responses are ready (cleared from `busy`). */
   takeFinished() {

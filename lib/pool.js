@@ -25,7 +25,7 @@ const STATUS_THROWN = 1;
 // within a few µs without the ThreadsafeFunction hop (~8 µs, see
 // ../shared/design/transport-measurements.md). Tuned with `npm run bench`
 // (sequential latency row); see the comment in bench/run.mjs for the numbers.
-const FREE_HOPS = 8;
+const FREE_HOPS = Number(process.env.KNITTING_TUNE_HOPS || 8);
 
 const OPEN = 0;
 const CLOSED = 1;
@@ -53,7 +53,6 @@ class Pool {
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
-    this.rr = 0;
     this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
 
     const lanes = options.threads;
@@ -71,6 +70,8 @@ class Pool {
     this.ready = new Array(lanes).fill(false);
 
     this.drainBound = () => this.drain();
+    this.flushQueued = false;
+    this.flushBound = () => this.flushLanes();
     this.doorbell = new native.HostDoorbell(this.u8, () => {
       // The waiter cleared ARMED before calling.
       this.armed = false;
@@ -166,22 +167,32 @@ class Pool {
     return promise;
   }
 
-  /** Puts a call into a free slot of some lane. False when every slot is taken. */
+  /**
+   * Puts a call into a free slot of the least-loaded lane (ties: the lowest
+   * index, so one-at-a-time callers keep hitting the same, still-spinning
+   * worker while the others park). False when every slot is taken.
+   */
   place(call) {
     const lanes = this.lanes;
-    const n = lanes.length;
-    for (let k = 0; k < n; k++) {
-      const lane = lanes[(this.rr + k) % n];
-      const slot = lane.freeSlot();
-      if (slot < 0) continue;
-      this.rr = (this.rr + k + 1) % n;
-      if (this.encodeRequest(lane, slot, call)) {
-        lane.publish(slot, call);
-        this.inFlight++;
+    let best = null;
+    for (let i = 0; i < lanes.length; i++) {
+      const lane = lanes[i];
+      if (lane.inFlight < L.slotCount && (best === null || lane.inFlight < best.inFlight)) {
+        best = lane;
+        if (lane.inFlight === 0) break;
       }
-      return true;
     }
-    return false;
+    if (best === null) return false;
+    const slot = best.freeSlot();
+    if (this.encodeRequest(best, slot, call)) {
+      best.publish(slot, call);
+      this.inFlight++;
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        queueMicrotask(this.flushBound);
+      }
+    }
+    return true;
   }
 
   /** Step 1: write the request. On an encoding error the call is rejected. */
@@ -247,6 +258,13 @@ class Pool {
       this.drainScheduled = true;
       setImmediate(this.drainBound);
     }
+  }
+
+  /** Publishes the slots placed since the last flush, lane by lane. */
+  flushLanes() {
+    this.flushQueued = false;
+    const lanes = this.lanes;
+    for (let i = 0; i < lanes.length; i++) lanes[i].flush();
   }
 
   /** Moves queued calls into free slots. */

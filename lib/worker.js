@@ -19,7 +19,7 @@ const STATUS_THROWN = 1;
 // ~16 µs round trip here, ../shared/design/transport-measurements.md) while
 // keeping an idle worker off the CPU almost at once. Tuned with
 // `npm run bench` (sequential latency vs tiny-call throughput).
-const SPIN_POLLS = 2000;
+const SPIN_POLLS = Number(process.env.KNITTING_TUNE_SPIN || 2000);
 
 const { control, payload: payloadSab, lane: laneIndex, tasks, maxPayloadBytes } = workerData;
 const i32 = new Int32Array(control);
@@ -165,6 +165,8 @@ function park() {
 }
 
 function wake() {
+  // The host cleared SLEEPING when it notified; clear it for a timeout or a
+  // spurious wake too.
   Atomics.store(i32, lane.sleeping, 0);
   serve();
 }
