@@ -122,7 +122,8 @@ export interface PoolOptions {
   /** Sizes of the shared payload region; see {@link PayloadOptions}. */
   payload?: PayloadOptions;
   /**
-   * Turns on debug output from the pool.
+   * Prints lifecycle traces (workers started, ready, exited; shutdown) on
+   * stderr. `KNITTING_DEBUG=1` in the environment turns them on for every pool.
    * @default false
    */
   debug?: boolean;

@@ -52,3 +52,18 @@ test("a pool that is not shut down keeps working across idle periods", async () 
     await pool.shutdown();
   }
 });
+
+test("debug traces the lifecycle on stderr (KNITTING_DEBUG=1 or debug: true)", () => {
+  const script = fileURLToPath(new URL("./fixtures/exit-after-shutdown.mjs", import.meta.url));
+  const child = spawnSync(process.execPath, [script], {
+    encoding: "utf8",
+    timeout: 20_000,
+    env: { ...process.env, KNITTING_DEBUG: "1" },
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.match(child.stderr, /knitting-native:lifecycle pool \d+ .* created: 2 workers, tasks add/);
+  assert.match(child.stderr, /worker 0 \(threadId \d+\) ready/);
+  assert.match(child.stderr, /shutdown:/);
+  const quiet = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 20_000, env: { ...process.env, KNITTING_DEBUG: "" } });
+  assert.equal(quiet.stderr, "", "no traces unless asked");
+});

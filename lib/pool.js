@@ -13,6 +13,7 @@ const { resolveOptions } = require("./options.js");
 const { buildTaskTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
 const { shutdownError, WorkerExitError } = require("./errors.js");
+const { makeDebug } = require("./debug.js");
 
 const WORKER_FILE = join(__dirname, "worker.js");
 const WORKER_MARK = "__knittingNativeWorker";
@@ -26,6 +27,8 @@ const STATUS_THROWN = 1;
 // ../shared/design/transport-measurements.md). Tuned with `npm run bench`
 // (sequential latency row); see the comment in bench/run.mjs for the numbers.
 const FREE_HOPS = Number(process.env.KNITTING_TUNE_HOPS || 8);
+
+let nextPoolId = 1;
 
 const OPEN = 0;
 const CLOSED = 1;
@@ -44,6 +47,8 @@ class Pool {
   constructor(options, table) {
     this.options = options;
     this.table = table;
+    this.id = nextPoolId++;
+    this.debug = makeDebug(options.debug, this.id);
     this.state = OPEN;
     this.failure = null; // set when workers cannot start: every call rejects with it
     this.nextCallId = 1;
@@ -77,6 +82,9 @@ class Pool {
       this.armed = false;
       this.drain();
     });
+    if (this.debug) {
+      this.debug("lifecycle", `created: ${lanes} workers, tasks ${table.map((e) => e.name).join(", ")}`);
+    }
     for (let i = 0; i < lanes; i++) this.spawn(i);
 
     this.call = Object.create(null);
@@ -103,13 +111,20 @@ class Pool {
     const threadId = worker.threadId;
     let reported = null;
     worker.on("message", (msg) => {
-      if (msg && msg.type === "ready") this.ready[lane] = true;
-      else if (msg && msg.type === "init-error") this.fail(msg.error);
+      if (msg && msg.type === "ready") {
+        this.ready[lane] = true;
+        if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) ready`);
+      } else if (msg && msg.type === "init-error") {
+        if (this.debug) this.debug("imports", `worker ${lane} failed to load tasks: ${msg.error && msg.error.message}`);
+        this.fail(msg.error);
+      }
     });
     worker.on("error", (err) => {
       reported = err;
+      if (this.debug) this.debug("lifecycle", `worker ${lane} error: ${err && err.message}`);
     });
     worker.on("exit", (code) => {
+      if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) exited with code ${code}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       if (this.state !== OPEN) return;
@@ -313,6 +328,7 @@ class Pool {
   shutdown() {
     if (this.shutdownPromise !== null) return this.shutdownPromise;
     this.state = CLOSED;
+    if (this.debug) this.debug("lifecycle", `shutdown: ${this.inFlight} calls in slots, ${this.queue.length - this.queueHead} queued`);
     this.rejectAll(shutdownError());
     this.doorbell.close();
     const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());

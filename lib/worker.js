@@ -13,13 +13,15 @@ const NO_EXT = L.noExt | 0;
 const STATUS_VALUE = 0;
 const STATUS_THROWN = 1;
 
-// Polls of REQ before parking in Atomics.waitAsync. One poll is a few ns;
-// 2,000 of them bound the spin to roughly 5-20 µs, enough to catch the next
-// call of a caller that awaits each result (a wake through the kernel costs
-// ~16 µs round trip here, ../shared/design/transport-measurements.md) while
-// keeping an idle worker off the CPU almost at once. Tuned with
-// `npm run bench` (sequential latency vs tiny-call throughput).
-const SPIN_POLLS = Number(process.env.KNITTING_TUNE_SPIN || 2000);
+// How long an idle worker polls REQ before parking in Atomics.waitAsync.
+// A wake through the kernel and the worker's event loop costs tens of µs
+// here (../shared/design/transport-measurements.md); a caller that awaits
+// each result sends its next call within a few µs, which a short spin
+// catches. The spin is bounded in time, not polls, because a poll's cost
+// depends on how contended REQ's cache line is. Tuned with `npm run bench`
+// (sequential latency vs tiny-call throughput); see bench/README.md.
+const SPIN_MICROS = Number(process.env.KNITTING_TUNE_SPIN_US || 20);
+const now = () => performance.now();
 
 const { control, payload: payloadSab, lane: laneIndex, tasks, maxPayloadBytes } = workerData;
 const i32 = new Int32Array(control);
@@ -135,8 +137,11 @@ function serve() {
     if (fresh === 0) {
       // Spin briefly unless async tasks wait for this event loop to turn.
       if (lane.started !== 0) break;
-      let polls = SPIN_POLLS;
-      while (polls-- > 0 && !lane.hasNew(Atomics.load(i32, lane.req)));
+      const deadline = now() + SPIN_MICROS / 1000;
+      spin: for (;;) {
+        for (let k = 0; k < 64; k++) if (lane.hasNew(Atomics.load(i32, lane.req))) break spin;
+        if (now() > deadline) break;
+      }
       fresh = lane.takeNew();
       if (fresh === 0) break;
     }

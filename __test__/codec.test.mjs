@@ -1,0 +1,801 @@
+import test from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec.js");
+
+// ---- helpers ---------------------------------------------------------------------------------------
+
+const SLOT_OFFSET = 24; // non-zero offset inside the view
+const SLOT_LIMIT = 512;
+const sab = new SharedArrayBuffer(64 + SLOT_OFFSET + 8192);
+// The view itself starts 64 bytes into the SharedArrayBuffer, so both the view's byteOffset and the
+// `offset` argument are non-zero.
+const slot = new Uint8Array(sab, 64, SLOT_OFFSET + 8192);
+
+function viaSlot(value, enc = new Encoder(), limit = SLOT_LIMIT) {
+  const n = enc.encodeInto(value, slot, SLOT_OFFSET, limit);
+  assert.ok(n > 0, `encodeInto returned ${n}`);
+  return decode(slot, SLOT_OFFSET, n);
+}
+
+function viaEncode(value, enc = new Encoder()) {
+  const bytes = enc.encode(value);
+  assert.ok(bytes instanceof Uint8Array);
+  return decode(bytes, 0, bytes.length);
+}
+
+function encodedBytes(value) {
+  return Array.from(new Encoder().encode(value));
+}
+
+// encodeInto a SharedArrayBuffer-backed target at a non-zero offset: the 512-byte slot when the
+// value fits, otherwise (after checking the -1 result) a target sized for it.
+function viaShared(value) {
+  const enc = new Encoder();
+  const n = enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT);
+  if (n >= 0) return decode(slot, SLOT_OFFSET, n);
+  const bytes = enc.encode(value);
+  const size = bytes.length;
+  // -1 although encode() fits: allowed only when encode() switched to the v8 form after the fast
+  // path had already run out of room (e.g. a shared reference after the first 512 bytes).
+  assert.ok(size > SLOT_LIMIT || bytes[0] === 0x11, `-1 although ${size} bytes fit`);
+  const big = new Uint8Array(new SharedArrayBuffer(size + 40), 8, size + 32);
+  assert.equal(enc.encodeInto(value, big, 16, size + 16), size);
+  return decode(big, 16, size);
+}
+
+// Round trip through both entry points and compare.
+function roundTrip(value, check = (out) => assert.deepStrictEqual(out, value)) {
+  check(viaShared(value));
+  check(viaEncode(value));
+}
+
+function assertCodecError(fn, Ctor, code, messagePattern) {
+  let caught;
+  try {
+    fn();
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught, "expected an error");
+  assert.ok(caught instanceof Ctor, `expected ${Ctor.name}, got ${caught && caught.constructor.name}: ${caught}`);
+  assert.equal(caught.code, code);
+  if (messagePattern) assert.match(caught.message, messagePattern);
+  return caught;
+}
+
+// ---- API ---------------------------------------------------------------------------------------------
+
+test("exports and error codes", () => {
+  assert.equal(typeof Encoder, "function");
+  assert.equal(typeof decode, "function");
+  assert.deepEqual({ ...CODEC_ERRORS }, {
+    FUNCTION: "KNT_ERROR_0", SYMBOL: "KNT_ERROR_1", SERIALIZE: "KNT_ERROR_2", LIMIT: "KNT_ERROR_3",
+  });
+  assert.equal(new Encoder().maxPayloadBytes, 8 * 1024 * 1024);
+  assert.equal(new Encoder({ maxPayloadBytes: 1000 }).maxPayloadBytes, 1000);
+  assert.throws(() => new Encoder({ maxPayloadBytes: -1 }), RangeError);
+});
+
+test("encodeInto writes only inside [offset, offset + n) and returns n", () => {
+  const enc = new Encoder();
+  slot.fill(0xaa);
+  const n = enc.encodeInto({ a: [1, 2.5, "x"] }, slot, SLOT_OFFSET, SLOT_LIMIT);
+  assert.ok(n > 0 && n <= SLOT_LIMIT);
+  for (let i = 0; i < SLOT_OFFSET; i++) assert.equal(slot[i], 0xaa);
+  for (let i = SLOT_OFFSET + n; i < slot.length; i++) assert.equal(slot[i], 0xaa);
+  assert.deepStrictEqual(decode(slot, SLOT_OFFSET, n), { a: [1, 2.5, "x"] });
+  // encode() produces the same bytes
+  assert.deepEqual(Array.from(enc.encode({ a: [1, 2.5, "x"] })), Array.from(slot.subarray(SLOT_OFFSET, SLOT_OFFSET + n)));
+});
+
+test("encodeInto returns -1 when the value does not fit, without touching bytes past the limit", () => {
+  const enc = new Encoder();
+  const value = { text: "x".repeat(600) };
+  slot.fill(0x55);
+  assert.equal(enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), -1);
+  for (let i = SLOT_OFFSET + SLOT_LIMIT; i < slot.length; i++) assert.equal(slot[i], 0x55);
+  for (let i = 0; i < SLOT_OFFSET; i++) assert.equal(slot[i], 0x55);
+  // exact fit boundary
+  const size = enc.encode(value).length;
+  assert.equal(enc.encodeInto(value, slot, SLOT_OFFSET, size - 1), -1);
+  assert.equal(enc.encodeInto(value, slot, SLOT_OFFSET, size), size);
+  assert.deepStrictEqual(decode(slot, SLOT_OFFSET, size), value);
+  // big binary and the v8 fallback path report -1 too
+  assert.equal(enc.encodeInto(new Float64Array(100), slot, SLOT_OFFSET, SLOT_LIMIT), -1);
+  assert.equal(enc.encodeInto(new Map([[1, "y".repeat(1000)]]), slot, SLOT_OFFSET, SLOT_LIMIT), -1);
+  // the encoder is still usable afterwards
+  assert.deepStrictEqual(viaSlot([1, 2], enc), [1, 2]);
+});
+
+test("encodeInto rejects bad arguments", () => {
+  const enc = new Encoder();
+  assert.throws(() => enc.encodeInto(1, slot, slot.length - 2, 10), RangeError);
+  assert.throws(() => enc.encodeInto(1, [], 0, 0), RangeError);
+  assert.throws(() => enc.encodeInto(1, slot, 1.5, 10), RangeError);
+  assert.throws(() => decode(slot, slot.length, 1), RangeError);
+});
+
+test("the Encoder caches per target buffer but handles switching targets", () => {
+  const enc = new Encoder();
+  const a = new Uint8Array(new SharedArrayBuffer(256), 8, 128);
+  const b = new Uint8Array(new ArrayBuffer(300), 100, 100);
+  const values = [1.25, "é".repeat(20) + "\u{1f600}", 2n ** 70n, new Date(5), "z".repeat(50), -7n];
+  for (let round = 0; round < 3; round++) {
+    for (const v of values) {
+      const na = enc.encodeInto(v, a, 3, 120);
+      const nb = enc.encodeInto(v, b, 1, 99);
+      const bytes = enc.encode(v);
+      const other = a.subarray(64); // another view over the same buffer, after a's payload
+      const nc = enc.encodeInto(v, other, 1, 60);
+      assert.deepStrictEqual(decode(a, 3, na), v);
+      assert.deepStrictEqual(decode(b, 1, nb), v);
+      assert.deepStrictEqual(decode(bytes, 0, bytes.length), v);
+      assert.deepStrictEqual(decode(other, 1, nc), v);
+      assert.deepStrictEqual(decode(a, 64 + 1, nc), v);
+    }
+  }
+});
+
+// ---- primitives ------------------------------------------------------------------------------------
+
+test("undefined, null, booleans", () => {
+  for (const v of [undefined, null, true, false]) roundTrip(v, (out) => assert.equal(out, v));
+  assert.deepEqual(encodedBytes(undefined), [0x00]);
+  assert.deepEqual(encodedBytes(null), [0x01]);
+  assert.deepEqual(encodedBytes(false), [0x02]);
+  assert.deepEqual(encodedBytes(true), [0x03]);
+});
+
+test("numbers keep -0, NaN, Infinity and use int32 for small integers", () => {
+  const values = [0, 1, -1, 42, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 0.1, -1.5e300,
+    Number.MIN_VALUE, Number.MAX_VALUE, Number.EPSILON, NaN, Infinity, -Infinity];
+  for (const v of values) roundTrip(v, (out) => assert.ok(Object.is(out, v), `${out} vs ${v}`));
+  roundTrip(-0, (out) => assert.ok(Object.is(out, -0)));
+  assert.ok(Object.is(viaSlot(-0), -0));
+  assert.ok(Object.is(viaEncode([-0])[0], -0));
+  // compact tags
+  assert.deepEqual(encodedBytes(1), [0x04, 1, 0, 0, 0]);
+  assert.deepEqual(encodedBytes(-2), [0x04, 0xfe, 0xff, 0xff, 0xff]);
+  assert.equal(encodedBytes(-0).length, 9);
+  assert.equal(encodedBytes(-0)[0], 0x05);
+  assert.equal(encodedBytes(2 ** 31).length, 9);
+  assert.equal(encodedBytes(1.5)[0], 0x05);
+});
+
+test("bigint of any size and sign", () => {
+  const values = [0n, 1n, -1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 63n, -(2n ** 63n) - 1n, 2n ** 64n,
+    -(2n ** 64n), 2n ** 1000n, -(2n ** 1000n) + 12345n, 3n ** 5000n, 0xffn, 0x100n];
+  for (const v of values) roundTrip(v, (out) => assert.equal(out, v));
+  assert.equal(typeof viaSlot(5n), "bigint");
+  assert.equal(encodedBytes(5n).length, 9);
+});
+
+test("strings: exact UTF-16 code units, lone surrogates, emoji, Latin-1 at 1 byte/char", () => {
+  const values = ["", "a", "hello", "\u00e9t\u00e9", "\u00ff", "\u0100", "\ud800", "\udfff", "a\udc00b",
+    "\ud83d\ude00", "x\ud83dy", "\u{1f600}\u{1f680}", "\0\0", "\u4e2d\u6587", "\uffff\ufffe",
+    "z".repeat(24), "z".repeat(25), "z".repeat(255), "z".repeat(256), "\u00e9".repeat(70000),
+    "\ud800".repeat(17), "\u4e2d".repeat(16), "\u4e2d".repeat(300) + "\udc00", "a".repeat(1 << 20)];
+  for (const v of values) {
+    roundTrip(v, (out) => {
+      assert.equal(typeof out, "string");
+      assert.equal(out.length, v.length);
+      assert.ok(out === v, `string of length ${v.length} differs`);
+    });
+  }
+  assert.equal(encodedBytes("abc").length, 2 + 3); // string8: tag, u8 length, 1 byte per char
+  assert.equal(encodedBytes("\u00e9".repeat(300)).length, 5 + 300); // latin1
+  assert.equal(encodedBytes("\u0100").length, 5 + 2); // utf16
+  assert.equal(encodedBytes("\ud800")[0], 0x0a);
+});
+
+// ---- containers ------------------------------------------------------------------------------------
+
+test("plain objects and arrays, nested", () => {
+  const values = [
+    [], {}, [1, 2], [[[]]], { a: 1, b: "two", c: [3, { d: null, e: undefined }] },
+    { "": 1, "with space": 2, "\u00e9": 3, "\u4e2d": 4, 10: "int-like", "-1": 5, __ok: true },
+    Array.from({ length: 300 }, (_, i) => (i % 2 ? i : `s${i}`)),
+    Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])),
+    [undefined, null, undefined],
+  ];
+  for (const v of values) roundTrip(v);
+  // objects with many keys decode the same way twice (shape cache) and stay independent
+  const big = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`field${i}`, i]));
+  const enc = new Encoder();
+  const first = viaSlot(big, enc);
+  const second = viaSlot({ ...big, field3: "changed" }, enc);
+  assert.deepStrictEqual(first, big);
+  assert.equal(second.field3, "changed");
+  assert.equal(first.field3, 3);
+  assert.deepEqual(Object.keys(second), Object.keys(big));
+});
+
+test("null prototype is kept; symbol keys and non-enumerable properties are skipped", () => {
+  const np = Object.assign(Object.create(null), { a: 1, nested: Object.assign(Object.create(null), { b: 2 }) });
+  roundTrip(np, (out) => {
+    assert.equal(Object.getPrototypeOf(out), null);
+    assert.equal(Object.getPrototypeOf(out.nested), null);
+    assert.deepStrictEqual(out, np);
+  });
+  const withSymbol = { a: 1, [Symbol("s")]: 2 };
+  Object.defineProperty(withSymbol, "hidden", { value: 3, enumerable: false });
+  roundTrip(withSymbol, (out) => {
+    assert.deepStrictEqual(out, { a: 1 });
+    assert.equal(Object.getOwnPropertySymbols(out).length, 0);
+  });
+});
+
+test("an own __proto__ key stays an own property and does not change the prototype", () => {
+  const v = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}');
+  roundTrip(v, (out) => {
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.ok(Object.hasOwn(out, "__proto__"));
+    assert.deepEqual(out.__proto__, { polluted: true }); // eslint-disable-line no-proto
+    assert.equal({}.polluted, undefined);
+  });
+});
+
+test("inherited enumerable properties are not sent", () => {
+  Object.prototype.knittingPolluted = 1; // eslint-disable-line no-extend-native
+  try {
+    const out = viaSlot({ a: 1 });
+    assert.deepEqual(Object.keys(out), ["a"]);
+  } finally {
+    delete Object.prototype.knittingPolluted;
+  }
+});
+
+test("Date, including an invalid Date", () => {
+  for (const t of [0, 1e12, -1e12, 8.64e15]) {
+    roundTrip(new Date(t), (out) => {
+      assert.ok(out instanceof Date);
+      assert.equal(out.getTime(), t);
+    });
+  }
+  roundTrip(new Date(NaN), (out) => {
+    assert.ok(out instanceof Date);
+    assert.ok(Number.isNaN(out.getTime()));
+  });
+});
+
+// ---- binary ----------------------------------------------------------------------------------------
+
+const TYPED_KINDS = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array,
+  Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array];
+
+function fillTyped(arr) {
+  for (let i = 0; i < arr.length; i++) {
+    arr[i] = arr instanceof BigInt64Array || arr instanceof BigUint64Array ? BigInt(i * 7 + 1) : i * 3 + 1;
+  }
+  return arr;
+}
+
+test("every typed array kind comes back as the same kind with only the view's bytes", () => {
+  for (const Kind of TYPED_KINDS) {
+    const full = fillTyped(new Kind(16));
+    const views = [full, full.subarray(3, 11), new Kind(0), fillTyped(new Kind(new SharedArrayBuffer(8 * Kind.BYTES_PER_ELEMENT)))];
+    for (const v of views) {
+      roundTrip(v, (out) => {
+        assert.equal(out.constructor.name, Kind.name);
+        assert.equal(out.length, v.length);
+        assert.deepEqual(Array.from(out), Array.from(v));
+        assert.ok(out.buffer instanceof ArrayBuffer, "fresh non-shared ArrayBuffer");
+        assert.equal(out.byteOffset, 0);
+        assert.equal(out.buffer.byteLength, v.byteLength);
+      });
+    }
+  }
+  const f = new Float64Array([-0, NaN, Infinity, 1.5]);
+  roundTrip(f, (out) => {
+    assert.ok(Object.is(out[0], -0));
+    assert.ok(Number.isNaN(out[1]));
+    assert.deepStrictEqual(out, f);
+  });
+});
+
+test("ArrayBuffer, DataView and Buffer keep their types", () => {
+  const ab = new Uint8Array([1, 2, 3, 4, 5]).buffer;
+  roundTrip(ab, (out) => {
+    assert.ok(out instanceof ArrayBuffer);
+    assert.deepEqual(Array.from(new Uint8Array(out)), [1, 2, 3, 4, 5]);
+  });
+  const dv = new DataView(new Uint8Array([9, 8, 7, 6, 5, 4]).buffer, 1, 3);
+  roundTrip(dv, (out) => {
+    assert.ok(out instanceof DataView);
+    assert.equal(out.byteLength, 3);
+    assert.equal(out.byteOffset, 0);
+    assert.deepEqual([out.getUint8(0), out.getUint8(1), out.getUint8(2)], [8, 7, 6]);
+  });
+  const buf = Buffer.from("hello buffer");
+  const sub = buf.subarray(6);
+  for (const b of [buf, sub, Buffer.alloc(0)]) {
+    roundTrip(b, (out) => {
+      assert.ok(Buffer.isBuffer(out));
+      assert.equal(out.toString(), b.toString());
+      assert.equal(out.buffer.byteLength, b.length, "not a slice of a pooled buffer");
+    });
+  }
+  const u8 = new Uint8Array([1, 2]);
+  roundTrip(u8, (out) => assert.ok(!Buffer.isBuffer(out)));
+});
+
+test("decoded binary data is copied out of the source slot", () => {
+  const enc = new Encoder();
+  const values = [new Uint8Array([1, 2, 3]), new Float64Array([1.5, 2.5]), Buffer.from("abc"),
+    new Uint8Array([7, 7]).buffer, new DataView(new ArrayBuffer(4)), new Map([["k", new Uint8Array([4, 5])]])];
+  for (const v of values) {
+    const n = enc.encodeInto(v, slot, SLOT_OFFSET, SLOT_LIMIT);
+    const out = decode(slot, SLOT_OFFSET, n);
+    const before = out instanceof Map ? new Map([["k", out.get("k").slice()]])
+      : out instanceof ArrayBuffer ? out.slice(0)
+      : out instanceof DataView ? new DataView(out.buffer.slice(0))
+      : Buffer.isBuffer(out) ? Buffer.from(out) : out.slice();
+    slot.fill(0xee, SLOT_OFFSET, SLOT_OFFSET + n); // the slot is reused by the next call
+    assert.deepStrictEqual(out, before);
+    const inner = out instanceof Map ? out.get("k") : out;
+    const backing = ArrayBuffer.isView(inner) ? inner.buffer : inner;
+    assert.ok(backing instanceof ArrayBuffer && !(backing instanceof SharedArrayBuffer));
+  }
+});
+
+test("a 4 MiB Float64Array round-trips through encode()", () => {
+  const big = new Float64Array((4 * 1024 * 1024) / 8);
+  for (let i = 0; i < big.length; i++) big[i] = i * 0.5 - 1000;
+  const enc = new Encoder();
+  const bytes = enc.encode(big);
+  assert.equal(bytes.length, 6 + big.byteLength);
+  const out = decode(bytes, 0, bytes.length);
+  assert.ok(out instanceof Float64Array);
+  assert.equal(out.length, big.length);
+  assert.deepStrictEqual(out, big);
+  // the encoder recovers a small scratch buffer afterwards and keeps working
+  assert.deepStrictEqual(viaEncode([1, 2], enc), [1, 2]);
+});
+
+// ---- errors as values ------------------------------------------------------------------------------
+
+test("Error values keep name, message, stack, cause and code", () => {
+  const ctors = [Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError];
+  for (const Ctor of ctors) {
+    const e = new Ctor(`a ${Ctor.name}`);
+    roundTrip(e, (out) => {
+      assert.ok(out instanceof Ctor);
+      assert.equal(Object.getPrototypeOf(out), Ctor.prototype);
+      assert.equal(out.name, Ctor.name);
+      assert.equal(out.message, e.message);
+      assert.equal(out.stack, e.stack);
+      assert.ok(!Object.hasOwn(out, "cause"), "absent cause stays absent");
+      assert.ok(!("code" in out));
+      assert.deepStrictEqual(out, e);
+    });
+  }
+  const withCause = new TypeError("outer", { cause: new RangeError("inner", { cause: { deep: [1, 2n] } }) });
+  withCause.code = "E_OUTER";
+  roundTrip(withCause, (out) => {
+    assert.ok(out instanceof TypeError);
+    assert.equal(out.code, "E_OUTER");
+    assert.ok(out.cause instanceof RangeError);
+    assert.equal(out.cause.message, "inner");
+    assert.equal(out.cause.stack, withCause.cause.stack);
+    assert.deepStrictEqual(out.cause.cause, { deep: [1, 2n] });
+  });
+  const undefinedCause = new Error("x", { cause: undefined });
+  roundTrip(undefinedCause, (out) => {
+    assert.ok(Object.hasOwn(out, "cause"));
+    assert.equal(out.cause, undefined);
+  });
+  const noStack = new Error("no stack");
+  noStack.stack = undefined;
+  roundTrip(noStack, (out) => assert.equal(out.stack, undefined));
+  const extra = Object.assign(new Error("sys"), { errno: -2, syscall: "open", path: "/x" });
+  roundTrip(extra, (out) => {
+    assert.equal(out.errno, -2);
+    assert.equal(out.syscall, "open");
+    assert.equal(out.path, "/x");
+  });
+});
+
+test("AggregateError keeps errors; custom error classes become Error with the original name", () => {
+  const agg = new AggregateError([new Error("one"), new TypeError("two"), 3], "many", { cause: "c" });
+  roundTrip(agg, (out) => {
+    assert.ok(out instanceof AggregateError);
+    assert.equal(out.message, "many");
+    assert.equal(out.errors.length, 3);
+    assert.ok(out.errors[1] instanceof TypeError);
+    assert.equal(out.errors[2], 3);
+    assert.equal(out.cause, "c");
+    assert.equal(out.stack, agg.stack);
+  });
+  class DatabaseError extends Error {
+    constructor(message, options) {
+      super(message, options);
+      this.name = "DatabaseError";
+      this.code = "E_DB";
+    }
+  }
+  const custom = new DatabaseError("connection lost", { cause: new Error("socket") });
+  roundTrip({ err: custom }, ({ err: out }) => {
+    assert.equal(Object.getPrototypeOf(out), Error.prototype);
+    assert.equal(out.name, "DatabaseError");
+    assert.equal(out.message, "connection lost");
+    assert.equal(out.code, "E_DB");
+    assert.equal(out.stack, custom.stack);
+    assert.equal(out.cause.message, "socket");
+    assert.match(String(out), /^DatabaseError: connection lost/);
+  });
+});
+
+// ---- node:v8 fallback ------------------------------------------------------------------------------
+
+test("values structuredClone accepts go through the v8 fallback", () => {
+  class Point {
+    constructor() {
+      this.x = 1;
+      this.y = [2];
+    }
+  }
+  const values = [
+    new Map([[1, "a"], [{ k: 1 }, new Set([1, 2])]]),
+    new Set(["x", 2n]),
+    /ab+c/gi,
+    Object(5), Object("str"), Object(true), Object(10n),
+    [1, , 3], // eslint-disable-line no-sparse-arrays
+    { list: new Array(5) },
+    { when: new Date(3), m: new Map(), buf: Buffer.from("b"), f: new Float32Array([1.5]) },
+  ];
+  for (const v of values) {
+    assert.equal(new Encoder().encode(v)[0], 0x11, "sent as a v8 record");
+    roundTrip(v, (out) => assert.deepStrictEqual(out, v));
+  }
+  // Buffer stays Buffer inside the v8 record as well
+  roundTrip({ m: new Map(), buf: Buffer.from("b") }, (out) => assert.ok(Buffer.isBuffer(out.buf)));
+  // class instances lose their prototype, as with structuredClone
+  roundTrip(new Point(), (out) => assert.deepStrictEqual(out, { x: 1, y: [2] }));
+});
+
+test("shared references and cycles keep their identity", () => {
+  const shared = { s: 1 };
+  const v = { a: shared, b: [shared] };
+  roundTrip(v, (out) => {
+    assert.deepStrictEqual(out, v);
+    assert.equal(out.a, out.b[0]);
+  });
+  const cyclic = { name: "root", children: [] };
+  cyclic.children.push({ parent: cyclic });
+  cyclic.self = cyclic;
+  roundTrip(cyclic, (out) => {
+    assert.equal(out.self, out);
+    assert.equal(out.children[0].parent, out);
+  });
+  const many = Array.from({ length: 40 }, (_, i) => ({ i })); // past the linear identity scan
+  many.push(many[3]);
+  roundTrip(many, (out) => {
+    assert.equal(out.length, 41);
+    assert.equal(out[40], out[3]);
+  });
+  const distinct = Array.from({ length: 40 }, (_, i) => ({ i }));
+  assert.equal(new Encoder().encode(distinct)[0], 0x0b, "no shared refs: fast path");
+});
+
+test("very deep nesting", () => {
+  for (const depth of [31, 32, 33, 200, 2000]) {
+    let v = { leaf: true };
+    for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { v };
+    roundTrip(v);
+  }
+  let shallow = 1;
+  for (let i = 0; i < 31; i++) shallow = [shallow];
+  assert.equal(new Encoder().encode(shallow)[0], 0x0b);
+  let deep = 1;
+  for (let i = 0; i < 40; i++) deep = [deep];
+  assert.equal(new Encoder().encode(deep)[0], 0x11);
+  // beyond what node:v8 (and structuredClone) can serialize at all
+  let tooDeep = 1;
+  for (let i = 0; i < 20000; i++) tooDeep = [tooDeep];
+  assertCodecError(() => new Encoder().encode(tooDeep), TypeError, CODEC_ERRORS.SERIALIZE, /serialization failed/);
+});
+
+// ---- encode errors ---------------------------------------------------------------------------------
+
+test("functions are rejected with KNT_ERROR_0 and a path", () => {
+  const enc = new Encoder();
+  const cases = [
+    [function named() {}, /cannot send a function "named" \(at top level\); send data, not code/],
+    [{ a: { b: [0, 1, () => 1] } }, /cannot send a function.*\(at \.a\.b\[2\]\)/],
+    [{ "odd key": [class Foo {}] }, /\(at \["odd key"\]\[0\]\)/],
+    [new Map([["k", () => 2]]), /\(at \.get\("k"\)\)/],
+    [{ s: new Set([1, async () => 1]) }, /\(at \.s\.values\(\)\[1\]\)/],
+    [{ m: new Map(), f: Math.max }, /\(at \.f\)/],
+    [new Error("x", { cause: { cb() {} } }), /\(at \.cause\.cb\)/],
+  ];
+  for (const [value, pattern] of cases) {
+    const err = assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError,
+      CODEC_ERRORS.FUNCTION, pattern);
+    assert.match(err.message, /^knitting-native: cannot send a function/);
+    assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.FUNCTION, pattern);
+  }
+  // still usable
+  assert.deepStrictEqual(viaSlot({ ok: 1 }, enc), { ok: 1 });
+});
+
+test("symbols are rejected with KNT_ERROR_1", () => {
+  const enc = new Encoder();
+  const cases = [
+    [Symbol("top"), /cannot send a symbol \(Symbol\(top\)\) \(at top level\)/],
+    [{ a: [Symbol.iterator] }, /symbol.*\(at \.a\[0\]\)/],
+    [new Set([Symbol("in set")]), /symbol \(Symbol\(in set\)\)/],
+    [new Map([[Symbol("key"), 1]]), /symbol/],
+  ];
+  for (const [value, pattern] of cases) {
+    assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.SYMBOL, pattern);
+    assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError, CODEC_ERRORS.SYMBOL, pattern);
+  }
+});
+
+function detachedBuffer() {
+  const ab = new ArrayBuffer(16);
+  const view = new Uint8Array(ab);
+  structuredClone(ab, { transfer: [ab] });
+  assert.equal(ab.byteLength, 0);
+  return { ab, view };
+}
+
+test("values structuredClone rejects give KNT_ERROR_2", () => {
+  const enc = new Encoder();
+  class Holder {
+    constructor() {
+      this.callback = () => 1;
+    }
+  }
+  const { ab, view } = detachedBuffer();
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const boom = new Error("getter exploded");
+  const throwingGetter = { get x() { throw boom; } };
+  const cases = [
+    [new WeakMap(), /serialization failed.*WeakMap/, true],
+    [{ p: Promise.resolve(1) }, /serialization failed.*Promise/, true],
+    [new Holder(), /serialization failed \(at \.callback\)/, true],
+    [{ list: [new Holder()] }, /serialization failed/, true],
+    [ab, /serialization failed \(at top level\).*detached/, false],
+    [{ nested: { buf: ab } }, /\(at \.nested\.buf\).*detached/, false],
+    [view, /detached/, false],
+    [new DataView(new ArrayBuffer(8)), null, false], // control: not detached
+    [new Map([["k", ab]]), /detached/, false],
+    [proxy, /serialization failed/, true],
+    [throwingGetter, /serialization failed: getter exploded/, true],
+  ];
+  for (const [value, pattern, hasCause] of cases) {
+    if (pattern === null) {
+      assert.ok(enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT) > 0);
+      continue;
+    }
+    const err = assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError,
+      CODEC_ERRORS.SERIALIZE, pattern);
+    assert.match(err.message, /^knitting-native: serialization failed/);
+    if (hasCause) assert.ok(err.cause !== undefined, "cause carries the original error");
+    assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.SERIALIZE, pattern);
+  }
+  const err = assertCodecError(() => enc.encode(throwingGetter), TypeError, CODEC_ERRORS.SERIALIZE);
+  assert.equal(err.cause, boom);
+  const dv = new DataView(new ArrayBuffer(8));
+  structuredClone(dv.buffer, { transfer: [dv.buffer] });
+  assertCodecError(() => enc.encode({ dv }), TypeError, CODEC_ERRORS.SERIALIZE, /detached/);
+});
+
+test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size", () => {
+  const small = new Encoder({ maxPayloadBytes: 1000 });
+  assertCodecError(() => small.encode("x".repeat(2000)), RangeError, CODEC_ERRORS.LIMIT,
+    /^knitting-native: payload of 2005 bytes exceeds maxPayloadBytes \(1000\)$/);
+  assertCodecError(() => small.encode({ a: "x".repeat(600), b: "\u4e2d".repeat(300) }), RangeError,
+    CODEC_ERRORS.LIMIT, /payload of 1221 bytes exceeds maxPayloadBytes \(1000\)/);
+  assertCodecError(() => small.encode(new Map([[1, "y".repeat(2000)]])), RangeError, CODEC_ERRORS.LIMIT,
+    /payload of \d+ bytes exceeds maxPayloadBytes \(1000\)/);
+  // exactly at the limit is fine
+  assert.equal(small.encode("x".repeat(995)).length, 1000);
+  assertCodecError(() => small.encode("x".repeat(996)), RangeError, CODEC_ERRORS.LIMIT, /payload of 1001 bytes/);
+  // encodeInto with a limit larger than maxPayloadBytes enforces maxPayloadBytes
+  const target = new Uint8Array(new SharedArrayBuffer(4096));
+  assertCodecError(() => small.encodeInto("x".repeat(2000), target, 0, 4096), RangeError, CODEC_ERRORS.LIMIT,
+    /payload of 2005 bytes/);
+  // ...while a limit below it just reports -1
+  assert.equal(small.encodeInto("x".repeat(2000), target, 0, 500), -1);
+  // default limit: 8 MiB
+  const def = new Encoder();
+  const nine = Buffer.alloc(9 * 1024 * 1024);
+  assertCodecError(() => def.encode(nine), RangeError, CODEC_ERRORS.LIMIT,
+    /payload of 9437190 bytes exceeds maxPayloadBytes \(8388608\)/);
+  // a function behind the oversized part is still reported as a function
+  assertCodecError(() => small.encode(["x".repeat(2000), () => 1]), TypeError, CODEC_ERRORS.FUNCTION);
+  assert.deepStrictEqual(viaEncode([1, 2], small), [1, 2]);
+});
+
+// ---- corrupt input ---------------------------------------------------------------------------------
+
+function assertCorrupt(bytes, offset = 0, length = bytes.length) {
+  assert.throws(() => decode(bytes, offset, length), (err) => {
+    assert.ok(err instanceof RangeError, `expected RangeError, got ${err}`);
+    assert.match(err.message, /^knitting-native: corrupt payload/);
+    return true;
+  });
+}
+
+test("decoding truncated payloads throws RangeError", () => {
+  const enc = new Encoder();
+  const samples = [
+    { a: [1, 2.5, "str", "\u4e2d\u6587", 2n ** 100n, -5n], b: new Date(1), c: null },
+    new Float64Array([1, 2, 3]), Buffer.from("buffer"), new TypeError("t", { cause: 1 }),
+    new Map([[1, 2]]), "x".repeat(300), "\ud800".repeat(30), Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])),
+  ];
+  for (const v of samples) {
+    const bytes = enc.encode(v).slice();
+    for (let len = 0; len < bytes.length; len++) {
+      // the bytes past the range are valid data: decoding must not look at them
+      const padded = new Uint8Array(bytes.length + 8);
+      padded.set(bytes, 4);
+      assertCorrupt(padded, 4, len);
+    }
+    assert.deepStrictEqual(decode(bytes, 0, bytes.length), v);
+  }
+});
+
+test("decoding garbage throws RangeError", () => {
+  assertCorrupt(Uint8Array.of(0xff));
+  assertCorrupt(Uint8Array.of(0x12));
+  assertCorrupt(Uint8Array.of(0x01, 0x01)); // trailing bytes
+  assertCorrupt(Uint8Array.of(0x0b, 0xff, 0xff, 0xff, 0xff)); // huge array count
+  assertCorrupt(Uint8Array.of(0x0c, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x01)); // non-string key
+  assertCorrupt(Uint8Array.of(0x0f, 0x08, 3, 0, 0, 0, 1, 2, 3)); // Float64Array of 3 bytes
+  assertCorrupt(Uint8Array.of(0x0f, 0x42, 0, 0, 0, 0)); // unknown binary kind
+  assertCorrupt(Uint8Array.of(0x07, 2, 0, 0, 0, 0)); // bad bigint sign
+  assertCorrupt(Uint8Array.of(0x11, 3, 0, 0, 0, 0xde, 0xad, 0xbe)); // v8 rejects it
+  assertCorrupt(new Uint8Array(0));
+  let deep = [];
+  for (let i = 0; i < 100; i++) deep.push(0x0b, 1, 0, 0, 0);
+  deep.push(0x01);
+  assertCorrupt(Uint8Array.from(deep)); // deeper than the encoder ever writes
+  // random bytes: either a value or a RangeError, never another kind of failure
+  const rand = mulberry32(12345);
+  let rejected = 0;
+  for (let i = 0; i < 3000; i++) {
+    const len = 1 + Math.floor(rand() * 24);
+    const bytes = new Uint8Array(len);
+    for (let j = 0; j < len; j++) bytes[j] = rand() < 0.5 ? Math.floor(rand() * 0x12) : Math.floor(rand() * 256);
+    try {
+      decode(bytes, 0, len);
+    } catch (err) {
+      assert.ok(err instanceof RangeError, `${err}`);
+      assert.match(err.message, /^knitting-native: corrupt payload/);
+      rejected++;
+    }
+  }
+  assert.ok(rejected > 1000);
+});
+
+// ---- randomized round trip -------------------------------------------------------------------------
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Values that fit the fast path only, or (withV8) trees that may also contain Map/Set/RegExp/boxed
+// values and so travel as one node:v8 record. Inside such a record Errors follow v8's rules
+// (no `code`), so `code` is only generated for fast-path trees.
+function generator(rand) {
+  const int = (n) => Math.floor(rand() * n);
+  const pick = (arr) => arr[int(arr.length)];
+  const CHARS = ["a", "z", "0", " ", "\u00e9", "\u00ff", "\u0100", "\u4e2d", "\ud800", "\udc00", "\ud83d\ude00", "\0"];
+  const str = () => {
+    const len = pick([0, 1, 3, 8, 20, 30, 300]);
+    const latin = rand() < 0.6;
+    let s = "";
+    for (let i = 0; i < len; i++) s += latin ? String.fromCharCode(32 + int(224)) : pick(CHARS);
+    return s;
+  };
+  const num = () => pick([0, -0, 1, -1, NaN, Infinity, -Infinity, 2 ** 31, -(2 ** 31), 0.5, 1e-300, Number.MAX_SAFE_INTEGER,
+    int(1000) - 500, rand() * 1e6 - 5e5, (rand() - 0.5) * 2 ** 60]);
+  const big = () => {
+    const bits = pick([1, 8, 63, 64, 65, 200, 1000]);
+    let v = 0n;
+    for (let i = 0; i < bits; i += 16) v = (v << 16n) | BigInt(int(65536));
+    return rand() < 0.5 ? -v : v;
+  };
+  const typed = () => {
+    const Kind = pick(TYPED_KINDS);
+    const arr = new Kind(int(12) + 2);
+    for (let i = 0; i < arr.length; i++) {
+      arr[i] = Kind === BigInt64Array || Kind === BigUint64Array ? BigInt(int(1e9)) : (rand() - 0.3) * 300;
+    }
+    return rand() < 0.4 ? arr.subarray(1, arr.length - 1) : arr;
+  };
+  const leaf = () => {
+    switch (int(14)) {
+      case 0: return undefined;
+      case 1: return null;
+      case 2: return rand() < 0.5;
+      case 3: case 4: return num();
+      case 5: return big();
+      case 6: case 7: return str();
+      case 8: return new Date(int(2e12));
+      case 9: return typed();
+      case 10: {
+        const b = Buffer.alloc(int(10));
+        for (let i = 0; i < b.length; i++) b[i] = int(256);
+        return rand() < 0.5 ? b : new Uint8Array(b).buffer;
+      }
+      case 11: return new DataView(new Uint8Array([int(256), int(256), int(256)]).buffer);
+      case 12: {
+        const Ctor = pick([Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError]);
+        const e = rand() < 0.5 ? new Ctor(str()) : new Ctor(str(), { cause: leaf() });
+        if (!withV8 && rand() < 0.3) e.code = `E_${int(100)}`;
+        return e;
+      }
+      default:
+        if (!withV8) return str();
+        return pick([new Map([[str(), num()]]), new Set([num(), str()]), /x+/g, Object("boxed"), [1, , 2]]); // eslint-disable-line no-sparse-arrays
+    }
+  };
+  let withV8 = false;
+  const value = (depth) => {
+    if (depth > 4 || rand() < 0.35) return leaf();
+    if (rand() < 0.45) return Array.from({ length: int(7) }, () => value(depth + 1));
+    const o = rand() < 0.1 ? Object.create(null) : {};
+    const n = rand() < 0.15 ? 14 + int(10) : int(6);
+    for (let i = 0; i < n; i++) o[rand() < 0.8 ? `k${int(30)}` : str()] = value(depth + 1);
+    return o;
+  };
+  return (allowV8) => {
+    withV8 = allowV8;
+    return value(0);
+  };
+}
+
+// deepStrictEqual checks prototypes (so Buffer vs Uint8Array and Float32Array vs Float64Array would
+// differ); this walk additionally names the typed array kind at the first mismatch.
+function checkKinds(a, b, path = "") {
+  if (ArrayBuffer.isView(a)) {
+    assert.equal(b.constructor.name, a.constructor.name, `kind at ${path}`);
+    assert.equal(Buffer.isBuffer(b), Buffer.isBuffer(a), `Buffer at ${path}`);
+    return;
+  }
+  if (a !== null && typeof a === "object" && !(a instanceof Map) && !(a instanceof Set)) {
+    for (const k of Object.keys(a)) checkKinds(a[k], b[k], `${path}.${k}`);
+  }
+}
+
+test("randomized round trip (2000 seeded cases)", () => {
+  const rand = mulberry32(0x6b6e74);
+  const value = generator(rand);
+  const enc = new Encoder();
+  let viaSlotCount = 0;
+  let fallbackCount = 0;
+  for (let i = 0; i < 2000; i++) {
+    const v = value(rand() < 0.3);
+    let out;
+    const n = enc.encodeInto(v, slot, SLOT_OFFSET, SLOT_LIMIT);
+    if (n >= 0) {
+      viaSlotCount++;
+      out = decode(slot, SLOT_OFFSET, n);
+    } else {
+      fallbackCount++;
+      const bytes = enc.encode(v);
+      out = decode(bytes, 0, bytes.length);
+    }
+    assert.deepStrictEqual(out, v, `case ${i}`);
+    checkKinds(v, out);
+    const bytes = enc.encode(v);
+    const again = decode(bytes, 0, bytes.length);
+    assert.deepStrictEqual(again, v, `case ${i} via encode()`);
+  }
+  assert.ok(viaSlotCount > 500 && fallbackCount > 100, `${viaSlotCount} in the slot, ${fallbackCount} too big`);
+});
