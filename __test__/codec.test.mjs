@@ -41,8 +41,10 @@ function viaShared(value) {
   // -1 although encode() fits: allowed only when encode() switched to the v8 form after the fast
   // path had already run out of room (e.g. a shared reference after the first 512 bytes).
   assert.ok(size > SLOT_LIMIT || bytes[0] === 0x11, `-1 although ${size} bytes fit`);
-  const big = new Uint8Array(new SharedArrayBuffer(size + 40), 8, size + 32);
-  assert.equal(enc.encodeInto(value, big, 16, size + 16), size);
+  // a limit with room to spare: the fast path may need more than the v8 form it ends up using
+  const limit = 4 * size + 1024;
+  const big = new Uint8Array(new SharedArrayBuffer(limit + 40), 8, limit + 32);
+  assert.equal(enc.encodeInto(value, big, 16, limit), size);
   return decode(big, 16, size);
 }
 
@@ -444,19 +446,43 @@ test("values structuredClone accepts go through the v8 fallback", () => {
     Object(5), Object("str"), Object(true), Object(10n),
     [1, , 3], // eslint-disable-line no-sparse-arrays
     { list: new Array(5) },
-    { when: new Date(3), m: new Map(), buf: Buffer.from("b"), f: new Float32Array([1.5]) },
   ];
   for (const v of values) {
     assert.equal(new Encoder().encode(v)[0], 0x11, "sent as a v8 record");
     roundTrip(v, (out) => assert.deepStrictEqual(out, v));
   }
-  // Buffer stays Buffer inside the v8 record as well
-  roundTrip({ m: new Map(), buf: Buffer.from("b") }, (out) => assert.ok(Buffer.isBuffer(out.buf)));
+  // nested: only the Map/Set/... itself becomes a v8 record; the rest keeps the fast path's fidelity
+  const err = Object.assign(new RangeError("r"), { code: "E_R" });
+  const mixed = {
+    when: new Date(3), m: new Map([["k", new Set([Buffer.from("in set")])]]), buf: Buffer.from("b"),
+    f: new Float32Array([1.5]), np: Object.assign(Object.create(null), { z: 1 }), err, re: [/x/y],
+  };
+  const bytes = new Encoder().encode(mixed);
+  assert.equal(bytes[0], 0x0c, "outer object stays on the fast path");
+  roundTrip(mixed, (out) => {
+    assert.deepStrictEqual(out, mixed);
+    assert.ok(Buffer.isBuffer(out.buf));
+    assert.ok(Buffer.isBuffer([...out.m.get("k")][0]), "Buffer stays Buffer inside the v8 record");
+    assert.equal(Object.getPrototypeOf(out.np), null);
+    assert.equal(out.err.code, "E_R");
+    assert.equal(out.err.stack, err.stack);
+  });
   // class instances lose their prototype, as with structuredClone
   roundTrip(new Point(), (out) => assert.deepStrictEqual(out, { x: 1, y: [2] }));
 });
 
 test("shared references and cycles keep their identity", () => {
+  const inner = { shared: true };
+  const viaMap = { direct: inner, m: new Map([["again", inner]]) };
+  roundTrip(viaMap, (out) => {
+    assert.deepStrictEqual(out, viaMap);
+    assert.equal(out.m.get("again"), out.direct, "shared between a v8 record and the fast path");
+  });
+  const loop = { name: "loop" };
+  loop.m = new Map([["back", loop]]);
+  roundTrip(loop, (out) => assert.equal(out.m.get("back"), out));
+  const twoMaps = { a: new Map([[1, inner]]), b: new Set([inner]) };
+  roundTrip(twoMaps, (out) => assert.equal(out.a.get(1), [...out.b][0]));
   const shared = { s: 1 };
   const v = { a: shared, b: [shared] };
   roundTrip(v, (out) => {
@@ -481,11 +507,21 @@ test("shared references and cycles keep their identity", () => {
 });
 
 test("very deep nesting", () => {
-  for (const depth of [31, 32, 33, 200, 2000]) {
+  const nest = (depth) => {
     let v = { leaf: true };
     for (let i = 0; i < depth; i++) v = i % 2 ? [v] : { v };
-    roundTrip(v);
-  }
+    return v;
+  };
+  for (const depth of [31, 32, 33, 200, 1000]) roundTrip(nest(depth));
+  // deeper than assert.deepStrictEqual can recurse: walk it
+  roundTrip(nest(2000), (out) => {
+    let depth = 0;
+    while (!out.leaf) {
+      out = Array.isArray(out) ? out[0] : out.v;
+      depth++;
+    }
+    assert.equal(depth, 2000);
+  });
   let shallow = 1;
   for (let i = 0; i < 31; i++) shallow = [shallow];
   assert.equal(new Encoder().encode(shallow)[0], 0x0b);
@@ -673,6 +709,28 @@ test("decoding garbage throws RangeError", () => {
     }
   }
   assert.ok(rejected > 1000);
+  // valid payloads with a few bytes changed
+  const enc = new Encoder();
+  const samples = [
+    { a: [1, 2.5, "s", "\u4e2d", 2n ** 100n, -5n], b: new Date(1), c: null, d: true },
+    Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i % 2 ? `v${i}` : i])),
+    [new Float64Array([1, 2]), Buffer.from("abc"), new DataView(new ArrayBuffer(4)), new ArrayBuffer(3)],
+    new TypeError("t", { cause: new AggregateError([new Error("x")], "agg") }),
+    { m: new Map([[1, { x: 2 }]]) },
+  ];
+  let mutatedRejected = 0;
+  for (let i = 0; i < 5000; i++) {
+    const bytes = enc.encode(samples[i % samples.length]).slice();
+    for (let f = 0; f < 1 + Math.floor(rand() * 3); f++) bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
+    try {
+      decode(bytes, 0, bytes.length);
+    } catch (err) {
+      assert.ok(err instanceof RangeError, `${err}`);
+      assert.match(err.message, /^knitting-native: corrupt payload/);
+      mutatedRejected++;
+    }
+  }
+  assert.ok(mutatedRejected > 500);
 });
 
 // ---- randomized round trip -------------------------------------------------------------------------
@@ -742,14 +800,14 @@ function generator(rand) {
       }
       default:
         if (!withV8) return str();
-        return pick([new Map([[str(), num()]]), new Set([num(), str()]), /x+/g, Object("boxed"), [1, , 2]]); // eslint-disable-line no-sparse-arrays
+        return pick([new Map([[str(), num()]]), new Set([num(), str()]), /x+/g, Object("boxed"), new Map([[1, { o: [2] }]])]);
     }
   };
   let withV8 = false;
   const value = (depth) => {
     if (depth > 4 || rand() < 0.35) return leaf();
     if (rand() < 0.45) return Array.from({ length: int(7) }, () => value(depth + 1));
-    const o = rand() < 0.1 ? Object.create(null) : {};
+    const o = !withV8 && rand() < 0.1 ? Object.create(null) : {};
     const n = rand() < 0.15 ? 14 + int(10) : int(6);
     for (let i = 0; i < n; i++) o[rand() < 0.8 ? `k${int(30)}` : str()] = value(depth + 1);
     return o;

@@ -4,7 +4,7 @@
 //
 //   node bench/run.mjs [--threads N] [--reps R] [--quick] [--json FILE]
 //                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
-//                      [--only knitting,raw,piscina] [--timeout SEC]
+//                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
 //
 // Each pool runs in child processes forked from this script (a fresh one per
@@ -35,6 +35,7 @@ const USAGE = `usage: node bench/run.mjs [options]
   --piscina-seq N    sequential-latency calls for piscina (default: same as --seq)
   --only LIST        comma-separated subset of: knitting,raw,piscina
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
+  --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
                      child per rep, pools taking turns rep by rep)
   --inproc           run the pools in this process instead of child processes (debugging)
@@ -43,7 +44,7 @@ const USAGE = `usage: node bench/run.mjs [options]
 function parseArgs(argv) {
   const o = {
     threads: 2, reps: undefined, quick: false, json: null, calls: undefined, window: 1000,
-    seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, inproc: false, oneProcess: false,
+    seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, stall: 30, inproc: false, oneProcess: false,
     child: null, config: null,
   };
   const num = (name, v) => {
@@ -68,6 +69,7 @@ function parseArgs(argv) {
       case "--piscina-seq": o.piscinaSeq = num(a, val()); break;
       case "--only": o.only = val().split(",").map((s) => s.trim()).filter(Boolean); break;
       case "--timeout": o.timeout = num(a, val()); break;
+      case "--stall": o.stall = num(a, val()); break;
       case "--inproc": o.inproc = true; break;
       case "--one-process": o.oneProcess = true; break;
       case "--child": o.child = val(); break; // internal
@@ -99,6 +101,7 @@ function makeConfig(o) {
     warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
     warmupSeq: Math.min(seq, quick ? 500 : 2_000),
     timeoutSec: o.timeout,
+    stallSec: o.stall,
   };
 }
 
@@ -186,7 +189,9 @@ function firstLines(s, n) {
 
 // ---- workloads ----------------------------------------------------------------
 
-class WrongResults extends Error {}
+// Calls completed in the current workload; the child reports it every second so
+// the parent can tell a stalled pool (no call completes) from a slow one.
+const progress = { done: 0, total: 0 };
 
 /**
  * `total` calls add(i, 1) with `window` calls outstanding at all times: each of
@@ -198,13 +203,17 @@ async function tinyCalls(add, total, window) {
   let errors = 0;
   let firstMismatch = null;
   let firstError = null;
+  progress.done = 0;
+  progress.total = total;
   const lane = async () => {
     while (next < total) {
       const i = next++;
       let r;
       try {
         r = await add(i, 1);
+        progress.done++;
       } catch (err) {
+        progress.done++;
         errors++;
         firstError ??= err;
         continue;
@@ -232,11 +241,14 @@ async function sequential(add, n) {
   const us = new Float64Array(n);
   let mismatches = 0;
   let firstMismatch = null;
+  progress.done = 0;
+  progress.total = n;
   const t0 = hrtime();
   for (let i = 0; i < n; i++) {
     const a = hrtime();
     const r = await add(i, 1);
     const b = hrtime();
+    progress.done = i + 1;
     us[i] = Number(b - a) / 1000;
     if (r !== i + 1) {
       mismatches++;
@@ -334,11 +346,18 @@ async function childMain(key, cfg) {
   const def = POOLS.find((p) => p.key === key);
   const send = (msg) => new Promise((res) => process.send(msg, () => res()));
   let result;
+  const heartbeat = setInterval(() => {
+    process.send({ type: "progress", done: progress.done, total: progress.total });
+  }, 1000);
   try {
-    result = await benchPool(def, cfg, (m) => process.send(m));
+    result = await benchPool(def, cfg, (m) => {
+      progress.done = progress.total = 0;
+      process.send(m);
+    });
   } catch (err) {
     result = { key, label: def.label, status: "error", error: String(err.stack ?? err) };
   }
+  clearInterval(heartbeat);
   await send({ type: "result", result });
   // The pool is shut down (or broken); don't let a stray handle keep us alive.
   process.exit(0);
@@ -350,33 +369,54 @@ function runInChild(def, cfg) {
   return new Promise((resolve) => {
     let result = null;
     let phase = "starting";
-    let timer = null;
     let killedFor = null;
+    let phaseStart = Date.now();
+    let lastBeat = Date.now();
+    let lastAdvance = Date.now();
+    let done = 0;
+    let total = 0;
     const child = fork(fileURLToPath(import.meta.url), ["--child", def.key, "--config", JSON.stringify(cfg)], {
       execArgv: [...process.execArgv, "--expose-gc"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        killedFor = `timed out: phase "${phase}" ran longer than ${cfg.timeoutSec} s (hang?); process killed`;
-        process.stderr.write(`[${def.label}] ${killedFor}\n`);
-        child.kill("SIGKILL");
-      }, cfg.timeoutSec * 1000);
+    const kill = (why) => {
+      if (killedFor) return;
+      killedFor = `${why}; process killed`;
+      process.stderr.write(`[${def.label}] ${killedFor}\n`);
+      child.kill("SIGKILL");
     };
-    arm();
+    // Watchdog: a phase that runs too long, calls that stop completing, or a
+    // child whose event loop stops answering at all.
+    const watchdog = setInterval(() => {
+      const now = Date.now();
+      const where = `phase "${phase}"${total ? ` after ${done} of ${total} calls` : ""}`;
+      if (now - phaseStart > cfg.timeoutSec * 1000) {
+        kill(`timed out: ${where}: the phase ran longer than ${cfg.timeoutSec} s`);
+      } else if (now - lastBeat > cfg.stallSec * 1000) {
+        kill(`hung: ${where}: the child's event loop gave no sign of life for ${cfg.stallSec} s (blocked?)`);
+      } else if (total > 0 && done < total && now - lastAdvance > cfg.stallSec * 1000) {
+        kill(`stalled: ${where}: no call completed for ${cfg.stallSec} s (event loop idle, calls never settle)`);
+      }
+    }, 500);
     child.on("message", (m) => {
+      lastBeat = Date.now();
       if (m.type === "phase") {
         phase = m.phase; // the child logs it itself
-        arm();
+        phaseStart = lastAdvance = lastBeat;
+        done = total = 0;
+      } else if (m.type === "progress") {
+        if (m.done !== done || m.total !== total) lastAdvance = lastBeat;
+        done = m.done;
+        total = m.total;
       } else if (m.type === "result") {
         result = m.result;
       }
     });
     child.on("exit", (code, signal) => {
-      clearTimeout(timer);
+      clearInterval(watchdog);
       if (result) return resolve(result);
-      const how = killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during phase "${phase}"`;
+      const where = `phase "${phase}"${total ? ` after ${done} of ${total} calls` : ""}`;
+      const how = killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during ${where}`;
       resolve({ key: def.key, label: def.label, status: "error", error: how, tiny: [], seq: [], mismatches: 0 });
     });
   });

@@ -26,7 +26,7 @@ const STATUS_THROWN = 1;
 // within a few µs without the ThreadsafeFunction hop (~8 µs, see
 // ../shared/design/transport-measurements.md). Tuned with `npm run bench`
 // (sequential latency row); see the comment in bench/run.mjs for the numbers.
-const FREE_HOPS = Number(process.env.KNITTING_TUNE_HOPS || 8);
+const FREE_HOPS = 8;
 
 let nextPoolId = 1;
 
@@ -259,6 +259,8 @@ class Pool {
     if (settled > 0) this.idleHops = 0;
     else this.idleHops++;
     if (this.idleHops <= FREE_HOPS) {
+      // Let a worker that shares this vCPU run before polling again.
+      if (settled === 0) native.yieldNow();
       this.drainScheduled = true;
       setImmediate(this.drainBound);
       return;

@@ -17,11 +17,10 @@ const STATUS_THROWN = 1;
 // A wake through the kernel and the worker's event loop costs tens of µs
 // here (../shared/design/transport-measurements.md); a caller that awaits
 // each result sends its next call within a few µs, which a short spin
-// catches. The spin is bounded in time, not polls, because a poll's cost
-// depends on how contended REQ's cache line is. Tuned with `npm run bench`
-// (sequential latency vs tiny-call throughput); see bench/README.md.
-const SPIN_MICROS = Number(process.env.KNITTING_TUNE_SPIN_US || 20);
-const now = () => performance.now();
+// catches. The spin runs in Rust (src/spin.rs) because it must yield the
+// CPU between polls: on 2 vCPUs a JS busy-wait that shares a core with the
+// host starves the very thread it waits for. Tuned with `npm run bench`.
+const SPIN_MICROS = 50;
 
 const { control, payload: payloadSab, lane: laneIndex, tasks, maxPayloadBytes } = workerData;
 const i32 = new Int32Array(control);
@@ -137,11 +136,8 @@ function serve() {
     if (fresh === 0) {
       // Spin briefly unless async tasks wait for this event loop to turn.
       if (lane.started !== 0) break;
-      const deadline = now() + SPIN_MICROS / 1000;
-      spin: for (;;) {
-        for (let k = 0; k < 64; k++) if (lane.hasNew(Atomics.load(i32, lane.req))) break spin;
-        if (now() > deadline) break;
-      }
+      const req = Atomics.load(i32, lane.req);
+      if (!lane.hasNew(req)) bell.spinWhile(lane.req, req, SPIN_MICROS);
       fresh = lane.takeNew();
       if (fresh === 0) break;
     }

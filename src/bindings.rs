@@ -241,6 +241,14 @@ impl HostDoorbell {
     }
 }
 
+/// Gives up the CPU to any other runnable thread on it (`sched_yield`).
+/// The host calls it between idle drain passes, so that a worker sharing its
+/// vCPU gets to run the call the host is waiting for (`spin.rs`).
+#[napi]
+pub fn yield_now() {
+    std::thread::yield_now();
+}
+
 /// A worker's end of the doorbell.
 #[napi]
 pub struct WorkerBell {
@@ -261,6 +269,20 @@ impl WorkerBell {
     #[napi]
     pub fn ring(&self) {
         self.bell.ring();
+    }
+
+    /// Spins (politely, see `spin.rs`) while word `index` of the control
+    /// region equals `value`, for at most `micros` µs. True when it changed.
+    /// One call per idle period of a worker, not per call.
+    #[napi]
+    pub fn spin_while(&self, index: u32, value: i32, micros: f64) -> Result<bool> {
+        let word = self
+            ._held
+            .memory
+            .word(index as usize)
+            .ok_or_else(|| invalid(format!("word {index} is outside the control region")))?;
+        let budget = std::time::Duration::from_secs_f64(micros.clamp(0.0, 1e6) / 1e6);
+        Ok(crate::spin::spin_while_equal(word, value as u32, budget))
     }
 }
 

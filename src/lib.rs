@@ -6,12 +6,14 @@
 //!   arena, the registry of held regions.
 //! - `doorbell.rs`: how workers wake an idle host.
 //! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
+//! - `spin.rs`: bounded spinning that yields the CPU.
 //! - `task_id.rs`: `stableTaskID`.
 //! - `bindings.rs`: what JS calls.
 
 pub mod dispatcher;
 pub mod doorbell;
 pub mod memory;
+pub mod spin;
 pub mod task_id;
 
 #[cfg(not(test))]
