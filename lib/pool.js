@@ -21,12 +21,17 @@ const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
 
 // Drain passes with nothing found before the host arms the doorbell and
-// sleeps. Each pass is one turn of the event loop (setImmediate, ~1-2 µs
-// here), so this is a short, bounded spin that catches a response arriving
-// within a few µs without the ThreadsafeFunction hop (~8 µs, see
-// ../shared/design/transport-measurements.md). Tuned with `npm run bench`
-// (sequential latency row); see the comment in bench/run.mjs for the numbers.
-const FREE_HOPS = 8;
+// sleeps. Each pass is one turn of the event loop (setImmediate) plus a
+// sched_yield (so a worker sharing this vCPU can answer), ~1-2 µs here: a
+// short, bounded poll that catches responses arriving within tens of µs
+// without the doorbell's ThreadsafeFunction hop (~8 µs,
+// ../shared/design/transport-measurements.md). Measured with
+// `node bench/run.mjs --only knitting --reps 3` (2 threads, calls/s per rep):
+//   8 passes: 1.83 M, 1.77 M, 1.85 M    32: 1.90 M, 2.05 M, 2.02 M
+//   128: 2.25 M, 1.99 M, 1.85 M         sequential p50 ~1.2 µs for all three
+// and without the yield, 8 passes gave 1.1-1.5 M calls/s against 2.1-3.1 M
+// with it (/tmp-style loop of 400,000 calls, 1,000 in flight).
+const FREE_HOPS = 32;
 
 let nextPoolId = 1;
 
