@@ -112,6 +112,21 @@ export interface PayloadOptions {
   maxPayloadBytes?: number;
 }
 
+/** How each worker thread is started. */
+export interface WorkerOptions {
+  /**
+   * V8 heap limits for each worker (as `new Worker(file, { resourceLimits })`).
+   * A worker that runs out rejects the calls it held with a `WorkerExitError`
+   * and is replaced.
+   */
+  resourceLimits?: {
+    maxOldGenerationSizeMb?: number;
+    maxYoungGenerationSizeMb?: number;
+    codeRangeSizeMb?: number;
+    stackSizeMb?: number;
+  };
+}
+
 /** Options for {@link createPool}. */
 export interface PoolOptions {
   /**
@@ -121,6 +136,8 @@ export interface PoolOptions {
   threads?: number;
   /** Sizes of the shared payload region; see {@link PayloadOptions}. */
   payload?: PayloadOptions;
+  /** How each worker thread is started; see {@link WorkerOptions}. */
+  worker?: WorkerOptions;
   /**
    * Prints lifecycle traces (workers started, ready, exited; shutdown) on
    * stderr. `KNITTING_DEBUG=1` in the environment turns them on for every pool.

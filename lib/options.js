@@ -50,11 +50,35 @@ function integerIn(value, name, min, max) {
   return value;
 }
 
+const RESOURCE_LIMITS = ["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"];
+
+/** The `worker` group: how each worker thread is started. */
+function resolveWorker(worker) {
+  if (worker === undefined) return { resourceLimits: undefined };
+  checkObject(worker, "worker");
+  checkKeys(worker, ["resourceLimits"], "worker.");
+  let resourceLimits;
+  if (worker.resourceLimits !== undefined) {
+    checkObject(worker.resourceLimits, "worker.resourceLimits");
+    checkKeys(worker.resourceLimits, RESOURCE_LIMITS, "worker.resourceLimits.");
+    resourceLimits = {};
+    for (const key of RESOURCE_LIMITS) {
+      const value = worker.resourceLimits[key];
+      if (value === undefined) continue;
+      if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+        throw new RangeError(`knitting-native: worker.resourceLimits.${key} must be a positive number of MB, got ${describe(value)}`);
+      }
+      resourceLimits[key] = value;
+    }
+  }
+  return { resourceLimits };
+}
+
 /** Validated options with defaults filled in. */
 function resolveOptions(options, maxLanes) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "debug"], "");
+  checkKeys(options, ["threads", "payload", "worker", "debug"], "");
   const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", 1, maxLanes);
   if (options.debug !== undefined && typeof options.debug !== "boolean") {
     throw new TypeError(`knitting-native: debug must be a boolean, got ${describe(options.debug)}`);
@@ -77,7 +101,7 @@ function resolveOptions(options, maxLanes) {
       `knitting-native: payload.maxPayloadBytes (${resolved.maxPayloadBytes}) must not exceed payload.payloadMaxByteLength (${resolved.payloadMaxByteLength})`,
     );
   }
-  return { threads, debug: options.debug === true, ...resolved };
+  return { threads, debug: options.debug === true, worker: resolveWorker(options.worker), ...resolved };
 }
 
 module.exports = { resolveOptions, defaultThreads, DEFAULTS, describe };

@@ -102,6 +102,7 @@ class Pool {
 
   spawn(lane) {
     const worker = new Worker(WORKER_FILE, {
+      resourceLimits: this.options.worker.resourceLimits,
       workerData: {
         [WORKER_MARK]: true,
         control: this.controlSab,

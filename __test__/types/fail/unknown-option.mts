@@ -2,4 +2,4 @@
 // An option that PoolOptions does not have.
 import { createPool } from "knitting-native";
 
-createPool({ workers: 2 }); // error
+createPool({ concurrency: 2 }); // error
