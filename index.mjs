@@ -1,4 +1,4 @@
 import api from "./index.js";
 
-export const { createPool, task, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS } = api;
+export const { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS } = api;
 export default api;

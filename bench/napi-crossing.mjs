@@ -24,7 +24,7 @@ let sink = 0;
 
 const rows = {
   "napi call, one number in, number out (regionBytes)": () => {
-    sink += native.regionBytes(1);
+    sink += native.regionBytes(1, 0);
   },
   "napi call, string in (stableTaskID of a 40-char href)": (i) => {
     sink += native.stableTaskID("file:///home/user/project/src/tasks.mjs", i);

@@ -1,16 +1,49 @@
 "use strict";
-// Lifecycle traces on stderr, enabled per pool with `debug: true` or for every
-// pool with KNITTING_DEBUG=1. Never on the per-call path.
+// Traces on stderr, never on the per-call path. Enabled per pool with
+// `debug: true` (every namespace) or for every pool with KNITTING_DEBUG:
+//
+//   KNITTING_DEBUG=1 | true | * | all     every namespace
+//   KNITTING_DEBUG=lifecycle,imports      only these (comma- or space-separated)
+//   KNITTING_DEBUG= | 0 | false           none (the default)
+//
+// Namespaces: host (the host's dispatch loop), signals (doorbell, waking),
+// imports (workers loading task modules), lifecycle (pool and workers
+// created, ready, exited; shutdown). Unknown names are ignored.
+//
+// Each line: `knitting-native:<topic> pool <id> +<ms> ms <message>`.
 
-const ENV_ON = /^(1|true|yes|on|\*)$/i.test(process.env.KNITTING_DEBUG || "");
+const NAMESPACES = Object.freeze(["host", "signals", "imports", "lifecycle"]);
+const ALL = /^(1|true|yes|on|\*|all)$/i;
+const NONE = /^(0|false|no|off|none)?$/i;
 
+/** The namespaces KNITTING_DEBUG turns on: a Set, or "all". */
+function parseDebugEnv(value) {
+  const spec = String(value == null ? "" : value).trim();
+  if (NONE.test(spec)) return new Set();
+  const names = spec.split(/[\s,]+/).filter(Boolean);
+  if (names.some((n) => ALL.test(n))) return "all";
+  return new Set(names.map((n) => n.toLowerCase()).filter((n) => NAMESPACES.includes(n)));
+}
+
+/**
+ * `(topic, message) => void` writing trace lines for the enabled namespaces,
+ * or null when none is enabled (callers test `if (debug)`). The environment
+ * is read when the pool is made.
+ */
 function makeDebug(enabled, poolId) {
-  if (!(enabled || ENV_ON)) return null;
+  const env = parseDebugEnv(process.env.KNITTING_DEBUG);
+  const all = Boolean(enabled) || env === "all";
+  if (!all && env.size === 0) return null;
+  const on = (topic) => all || env.has(topic);
   const t0 = performance.now();
-  return (topic, message) => {
+  const debug = (topic, message) => {
+    if (!on(topic)) return;
     const ms = (performance.now() - t0).toFixed(1).padStart(8);
     process.stderr.write(`knitting-native:${topic} pool ${poolId} +${ms} ms ${message}\n`);
   };
+  /** Whether `topic` is traced, to skip building a costly message. */
+  debug.enabled = on;
+  return debug;
 }
 
-module.exports = { makeDebug };
+module.exports = { makeDebug, parseDebugEnv, NAMESPACES };

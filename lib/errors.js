@@ -23,4 +23,34 @@ class WorkerExitError extends Error {
   }
 }
 
-module.exports = { shutdownError, WorkerExitError };
+/** A task's `timeout: number` (or `{ time }` alone) passed. */
+function timeoutError(name, time) {
+  const err = new Error(`Task timeout: "${name}" did not finish within ${time} ms`);
+  err.code = "KNT_TASK_TIMEOUT";
+  return err;
+}
+
+/** worker.hardTimeoutMs passed: the worker running the call was replaced. */
+function hardTimeoutError(name, ms, lane) {
+  const err = new Error(
+    `knitting-native: task "${name}" ran longer than worker.hardTimeoutMs (${ms} ms); worker ${lane} was terminated and replaced`,
+  );
+  err.code = "KNT_HARD_TIMEOUT";
+  return err;
+}
+
+/** The caller's AbortSignal fired. */
+function abortError(reason) {
+  return new DOMException("knitting-native: the call was aborted", { name: "AbortError", cause: reason });
+}
+
+/** More abort-aware calls in flight than abortSignalCapacity. */
+function signalsExhaustedError(capacity, name) {
+  const err = new RangeError(
+    `knitting-native: cannot start "${name}": all ${capacity} abort signals (abortSignalCapacity) are held by abort-aware calls in flight; raise abortSignalCapacity or wait for calls to settle`,
+  );
+  err.code = "KNT_ABORT_SIGNALS_EXHAUSTED";
+  return err;
+}
+
+module.exports = { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError };

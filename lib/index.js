@@ -3,11 +3,11 @@
 
 const { workerData } = require("node:worker_threads");
 const { createPool, WORKER_MARK } = require("./pool.js");
-const { task, stableTaskID } = require("./task.js");
+const { task, importTask, stableTaskID } = require("./task.js");
 const { WorkerExitError } = require("./errors.js");
 const { CODEC_ERRORS } = require("./codec.js");
 
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !(workerData !== null && typeof workerData === "object" && workerData[WORKER_MARK] === true);
 
-module.exports = { createPool, task, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS };
+module.exports = { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS };

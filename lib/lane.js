@@ -43,6 +43,7 @@ class HostLane extends LaneGeometry {
     this.busy = 0; // slots handed out and not yet consumed
     this.calls = new Array(L.slotCount).fill(null);
     this.inFlight = 0;
+    this.killedFor = null; // why the host terminated this lane's worker, if it did
   }
   /** A free slot, or -1. */
   freeSlot() {
@@ -98,6 +99,7 @@ class HostLane extends LaneGeometry {
     this.seenRes = 0;
     this.busy = 0;
     this.inFlight = 0;
+    this.killedFor = null;
     const held = this.calls.filter((c) => c !== null);
     this.calls.fill(null);
     return held;

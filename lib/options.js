@@ -10,6 +10,9 @@ const DEFAULTS = Object.freeze({
   maxPayloadBytes: 8 * MIB,
 });
 
+/** Abort-aware calls that may be in flight at once, by default. */
+const DEFAULT_ABORT_SIGNALS = 1024;
+
 /** One worker per core, leaving one core to the host's event loop. */
 function defaultThreads() {
   const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
@@ -52,33 +55,58 @@ function integerIn(value, name, min, max) {
 
 const RESOURCE_LIMITS = ["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"];
 
-/** The `worker` group: how each worker thread is started. */
+/** The `worker` group: how each worker thread is started and stopped. */
 function resolveWorker(worker) {
-  if (worker === undefined) return { resourceLimits: undefined };
+  const out = { resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined };
+  if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["resourceLimits"], "worker.");
-  let resourceLimits;
+  checkKeys(worker, ["resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap"], "worker.");
   if (worker.resourceLimits !== undefined) {
     checkObject(worker.resourceLimits, "worker.resourceLimits");
     checkKeys(worker.resourceLimits, RESOURCE_LIMITS, "worker.resourceLimits.");
-    resourceLimits = {};
+    out.resourceLimits = {};
     for (const key of RESOURCE_LIMITS) {
       const value = worker.resourceLimits[key];
       if (value === undefined) continue;
       if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
         throw new RangeError(`knitting-native: worker.resourceLimits.${key} must be a positive number of MB, got ${describe(value)}`);
       }
-      resourceLimits[key] = value;
+      out.resourceLimits[key] = value;
     }
   }
-  return { resourceLimits };
+  if (worker.hardTimeoutMs !== undefined) {
+    const ms = worker.hardTimeoutMs;
+    if (typeof ms !== "number" || !Number.isFinite(ms) || ms <= 0) {
+      throw new RangeError(`knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`);
+    }
+    out.hardTimeoutMs = ms;
+  }
+  if (worker.resolveAfterFinishingAll !== undefined) {
+    if (typeof worker.resolveAfterFinishingAll !== "boolean") {
+      throw new TypeError(`knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ${describe(worker.resolveAfterFinishingAll)}`);
+    }
+    out.resolveAfterFinishingAll = worker.resolveAfterFinishingAll;
+  }
+  if (worker.bootstrap !== undefined) {
+    const b = worker.bootstrap;
+    checkObject(b, "worker.bootstrap");
+    checkKeys(b, ["href", "name", "data"], "worker.bootstrap.");
+    if (typeof b.href !== "string" || b.href === "") {
+      throw new TypeError(`knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`);
+    }
+    if (b.name !== undefined && (typeof b.name !== "string" || b.name === "")) {
+      throw new TypeError(`knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`);
+    }
+    out.bootstrap = { href: b.href, name: b.name, data: b.data };
+  }
+  return out;
 }
 
 /** Validated options with defaults filled in. */
-function resolveOptions(options, maxLanes) {
+function resolveOptions(options, maxLanes, maxAbortSlots) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "debug"], "");
+  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug"], "");
   const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", 1, maxLanes);
   if (options.debug !== undefined && typeof options.debug !== "boolean") {
     throw new TypeError(`knitting-native: debug must be a boolean, got ${describe(options.debug)}`);
@@ -101,7 +129,17 @@ function resolveOptions(options, maxLanes) {
       `knitting-native: payload.maxPayloadBytes (${resolved.maxPayloadBytes}) must not exceed payload.payloadMaxByteLength (${resolved.payloadMaxByteLength})`,
     );
   }
-  return { threads, debug: options.debug === true, worker: resolveWorker(options.worker), ...resolved };
+  const abortSignalCapacity =
+    options.abortSignalCapacity === undefined
+      ? DEFAULT_ABORT_SIGNALS
+      : integerIn(options.abortSignalCapacity, "abortSignalCapacity", 0, maxAbortSlots);
+  return {
+    threads,
+    debug: options.debug === true,
+    worker: resolveWorker(options.worker),
+    abortSignalCapacity,
+    ...resolved,
+  };
 }
 
 module.exports = { resolveOptions, defaultThreads, DEFAULTS, describe };

@@ -1,6 +1,18 @@
 "use strict";
 // The platform suffix napi-rs uses for binaries and per-platform packages
-// (`linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, ...).
+// (`linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, ...), and the platforms
+// that have a prebuilt package (`npm/<triple>/`, published as
+// `knitting-native-<triple>`).
+
+/** Triples with a per-platform package: npm's `os`/`cpu`/`libc` and the Rust target. */
+const TARGETS = {
+  "linux-x64-gnu": { os: "linux", cpu: "x64", libc: "glibc", rust: "x86_64-unknown-linux-gnu" },
+  "linux-arm64-gnu": { os: "linux", cpu: "arm64", libc: "glibc", rust: "aarch64-unknown-linux-gnu" },
+  "linux-x64-musl": { os: "linux", cpu: "x64", libc: "musl", rust: "x86_64-unknown-linux-musl" },
+  "darwin-x64": { os: "darwin", cpu: "x64", libc: null, rust: "x86_64-apple-darwin" },
+  "darwin-arm64": { os: "darwin", cpu: "arm64", libc: null, rust: "aarch64-apple-darwin" },
+  "win32-x64-msvc": { os: "win32", cpu: "x64", libc: null, rust: "x86_64-pc-windows-msvc" },
+};
 
 function isMusl() {
   if (process.platform !== "linux") return false;
@@ -20,4 +32,4 @@ function platformTriple() {
   return `${platform}-${arch}`;
 }
 
-module.exports = { platformTriple };
+module.exports = { platformTriple, TARGETS };

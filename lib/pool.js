@@ -10,9 +10,9 @@ const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { Encoder, decode } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
-const { buildTaskTable } = require("./task-table.js");
+const { buildTaskTable, workerTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
-const { shutdownError, WorkerExitError } = require("./errors.js");
+const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 
 const WORKER_FILE = join(__dirname, "worker.js");
@@ -30,13 +30,14 @@ const STATUS_THROWN = 1;
 //   8 passes: 1.83 M, 1.77 M, 1.85 M    32: 1.90 M, 2.05 M, 2.02 M
 //   128: 2.25 M, 1.99 M, 1.85 M         sequential p50 ~1.2 µs for all three
 // and without the yield, 8 passes gave 1.1-1.5 M calls/s against 2.1-3.1 M
-// with it (/tmp-style loop of 400,000 calls, 1,000 in flight).
+// with it (a loop of 400,000 calls, 1,000 in flight).
 const FREE_HOPS = 32;
 
 let nextPoolId = 1;
 
 const OPEN = 0;
-const CLOSED = 1;
+const DRAINING = 1; // shutdown() waits for submitted calls; new calls reject
+const CLOSED = 2;
 
 class Call {
   constructor(task, arg, id) {
@@ -45,11 +46,19 @@ class Call {
     this.id = id;
     this.resolve = null;
     this.reject = null;
+    this.done = false; // settled: a late response is dropped
+    this.lane = null; // the lane holding it, once placed
+    this.slot = -1;
+    this.signal = -1; // abort word index, for abort-aware tasks
+    this.timer = null; // task timeout
+    this.hardTimer = null; // worker.hardTimeoutMs
+    this.abortSignal = null; // a caller's AbortSignal
+    this.onAbort = null;
   }
 }
 
 class Pool {
-  constructor(options, table) {
+  constructor(options, table, poolHref) {
     this.options = options;
     this.table = table;
     this.id = nextPoolId++;
@@ -59,17 +68,22 @@ class Pool {
     this.nextCallId = 1;
     this.queue = []; // calls waiting for a free slot
     this.queueHead = 0;
-    this.inFlight = 0; // calls placed in slots
+    this.inFlight = 0; // calls placed in slots (answered or not)
+    this.pending = 0; // calls submitted and not yet settled
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
     this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
 
     const lanes = options.threads;
-    this.controlSab = new SharedArrayBuffer(native.regionBytes(lanes));
+    const signals = options.abortSignalCapacity;
+    this.controlSab = new SharedArrayBuffer(native.regionBytes(lanes, signals));
     this.i32 = new Int32Array(this.controlSab);
     this.u8 = new Uint8Array(this.controlSab);
-    native.formatControlRegion(this.u8, lanes);
+    native.formatControlRegion(this.u8, lanes, signals);
+    this.abortBase = native.abortOffset(lanes) / 4;
+    this.freeSignals = [];
+    for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
     this.payloadSab = new SharedArrayBuffer(options.payloadInitialBytes, {
       maxByteLength: options.payloadMaxByteLength,
     });
@@ -78,6 +92,20 @@ class Pool {
     for (let i = 0; i < lanes; i++) this.lanes.push(new HostLane(this.i32, i));
     this.workers = new Array(lanes).fill(null);
     this.ready = new Array(lanes).fill(false);
+    this.workerTasks = workerTable(table);
+    this.bootstrap = options.worker.bootstrap
+      ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
+      : null;
+
+    let readyResolve;
+    let readyReject;
+    this.readyPromise = new Promise((resolve, reject) => {
+      readyResolve = resolve;
+      readyReject = reject;
+    });
+    this.readyPromise.catch(() => {}); // observed through `pool.ready` or the calls
+    this.readyResolve = readyResolve;
+    this.readyReject = readyReject;
 
     this.drainBound = () => this.drain();
     this.flushQueued = false;
@@ -94,10 +122,11 @@ class Pool {
 
     this.call = Object.create(null);
     table.forEach((entry, index) => {
-      this.call[entry.name] = (arg) => this.submit(index, arg);
+      this.call[entry.name] = (arg, callOptions) => this.submit(index, arg, callOptions);
     });
     Object.freeze(this.call);
     this.shutdownPromise = null;
+    this.drainedResolve = null;
   }
 
   spawn(lane) {
@@ -108,7 +137,9 @@ class Pool {
         control: this.controlSab,
         payload: this.payloadSab,
         lane,
-        tasks: this.table,
+        abortBase: this.abortBase,
+        tasks: this.workerTasks,
+        bootstrap: this.bootstrap,
         maxPayloadBytes: this.options.maxPayloadBytes,
       },
     });
@@ -120,8 +151,9 @@ class Pool {
       if (msg && msg.type === "ready") {
         this.ready[lane] = true;
         if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) ready`);
+        if (this.ready.every(Boolean)) this.readyResolve();
       } else if (msg && msg.type === "init-error") {
-        if (this.debug) this.debug("imports", `worker ${lane} failed to load tasks: ${msg.error && msg.error.message}`);
+        if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
         this.fail(msg.error);
       }
     });
@@ -133,15 +165,20 @@ class Pool {
       if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) exited with code ${code}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
-      if (this.state !== OPEN) return;
+      if (this.state === CLOSED) return;
       if (!this.ready[lane] && this.failure === null) {
         // It died while importing the task modules: a restart would too.
         this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
         return;
       }
+      const killedFor = this.lanes[lane].killedFor;
+      const cause = killedFor || reported || undefined;
       const held = this.lanes[lane].reset();
       this.inFlight -= held.length;
-      for (const call of held) call.reject(new WorkerExitError(lane, threadId, code, reported || undefined));
+      for (const call of held) {
+        this.releaseSignal(call);
+        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause));
+      }
       if (this.failure === null) this.spawn(lane);
       this.pump();
     });
@@ -151,30 +188,94 @@ class Pool {
   fail(err) {
     if (this.failure !== null) return;
     this.failure = err instanceof Error ? err : new Error(String(err));
+    this.readyReject(this.failure);
     this.rejectAll(this.failure);
   }
 
   rejectAll(err) {
-    for (let i = this.queueHead; i < this.queue.length; i++) this.queue[i].reject(err);
+    for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err);
     this.queue = [];
     this.queueHead = 0;
     for (const lane of this.lanes) {
       for (let slot = 0; slot < L.slotCount; slot++) {
         const call = lane.calls[slot];
-        if (call !== null) call.reject(err);
+        if (call !== null) this.finish(call, false, err);
       }
     }
   }
 
-  submit(task, arg) {
+  /** Settles a call once; later attempts (a late response, a late timer) do nothing. */
+  finish(call, ok, value) {
+    if (call.done) return;
+    call.done = true;
+    if (call.timer !== null) clearTimeout(call.timer);
+    if (call.hardTimer !== null) clearTimeout(call.hardTimer);
+    if (call.onAbort !== null) call.abortSignal.removeEventListener("abort", call.onAbort);
+    if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
+    this.pending--;
+    if (ok) call.resolve(value);
+    else call.reject(value);
+    if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
+  }
+
+  releaseSignal(call) {
+    if (call.signal >= 0) {
+      this.freeSignals.push(call.signal);
+      call.signal = -1;
+    }
+  }
+
+  /** Marks an abort-aware call's shared abort word (its `signal.hasAborted()`). */
+  raiseAbort(call) {
+    if (call.signal >= 0) Atomics.store(this.i32, this.abortBase + call.signal, 1);
+  }
+
+  submit(task, arg, callOptions) {
     if (this.state !== OPEN) return Promise.reject(shutdownError());
     if (this.failure !== null) return Promise.reject(this.failure);
-    if (arg instanceof Promise) return arg.then((value) => this.submit(task, value));
+    let abortSignal = null;
+    if (callOptions !== undefined) {
+      try {
+        abortSignal = checkCallOptions(callOptions, this.table[task].name);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (abortSignal !== null && abortSignal.aborted) return Promise.reject(abortError(abortSignal.reason));
+    }
+    if (arg instanceof Promise) {
+      return arg.then((value) => (abortSignal !== null && abortSignal.aborted ? Promise.reject(abortError(abortSignal.reason)) : this.submit(task, value, callOptions)));
+    }
+    const entry = this.table[task];
     const call = new Call(task, arg, this.nextCallId++ | 0);
     const promise = new Promise((resolve, reject) => {
       call.resolve = resolve;
       call.reject = reject;
     });
+    this.pending++;
+    if (entry.abortAware) {
+      if (this.freeSignals.length === 0) {
+        this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
+        return promise;
+      }
+      call.signal = this.freeSignals.pop();
+      Atomics.store(this.i32, this.abortBase + call.signal, 0);
+      // knitting's way: the promise of an abort-aware call can abort it.
+      promise.reject = (reason) => {
+        this.raiseAbort(call);
+        this.finish(call, false, reason);
+      };
+    }
+    if (entry.timeout !== null) {
+      call.timer = setTimeout(() => this.onTimeout(call, entry), entry.timeout.time);
+    }
+    if (abortSignal !== null) {
+      call.abortSignal = abortSignal;
+      call.onAbort = () => {
+        this.raiseAbort(call);
+        this.finish(call, false, abortError(abortSignal.reason));
+      };
+      abortSignal.addEventListener("abort", call.onAbort, { once: true });
+    }
     if (this.queueHead === this.queue.length) {
       if (!this.place(call)) this.queue.push(call);
     } else {
@@ -188,12 +289,47 @@ class Pool {
     return promise;
   }
 
+  onTimeout(call, entry) {
+    call.timer = null;
+    if (call.done) return;
+    this.raiseAbort(call);
+    const { kind, value } = entry.timeout;
+    if (kind === "default") this.finish(call, true, value);
+    else if (kind === "error") this.finish(call, false, value);
+    else this.finish(call, false, timeoutError(entry.name, entry.timeout.time));
+  }
+
+  /**
+   * worker.hardTimeoutMs passed since the call was handed to a worker:
+   * replace that worker if it has started the call. A call still waiting in
+   * its slot behind another gets another period (the one ahead of it is the
+   * runaway, and its own timer fires first).
+   */
+  onHardTimeout(call) {
+    call.hardTimer = null;
+    if (call.done || call.lane === null) return;
+    const lane = call.lane;
+    if (lane.killedFor !== null) return; // already being replaced: the exit rejects it
+    if (Atomics.load(this.i32, lane.slotWord(call.slot) + 5) === 0) {
+      call.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+      return;
+    }
+    const worker = this.workers[lane.lane];
+    const err = hardTimeoutError(this.table[call.task].name, this.options.worker.hardTimeoutMs, lane.lane);
+    this.finish(call, false, err);
+    if (worker !== null) {
+      lane.killedFor = err;
+      worker.terminate();
+    }
+  }
+
   /**
    * Puts a call into a free slot of the least-loaded lane (ties: the lowest
    * index, so one-at-a-time callers keep hitting the same, still-spinning
    * worker while the others park). False when every slot is taken.
    */
   place(call) {
+    if (call.done) return true; // timed out or aborted while queued
     const lanes = this.lanes;
     let best = null;
     for (let i = 0; i < lanes.length; i++) {
@@ -207,7 +343,12 @@ class Pool {
     const slot = best.freeSlot();
     if (this.encodeRequest(best, slot, call)) {
       best.publish(slot, call);
+      call.lane = best;
+      call.slot = slot;
       this.inFlight++;
+      if (this.options.worker.hardTimeoutMs !== undefined) {
+        call.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+      }
       if (!this.flushQueued) {
         this.flushQueued = true;
         queueMicrotask(this.flushBound);
@@ -233,8 +374,10 @@ class Pool {
       i32[w + 1] = call.id;
       i32[w + 2] = len;
       i32[w + 3] = ext;
+      i32[w + 4] = call.signal + 1;
+      i32[w + 5] = 0; // STARTED
     } catch (err) {
-      call.reject(err);
+      this.finish(call, false, err);
       return false;
     }
     call.arg = undefined;
@@ -261,7 +404,7 @@ class Pool {
     }
     this.inFlight -= settled;
     this.pump();
-    if (this.inFlight === 0 || this.state !== OPEN) return;
+    if (this.inFlight === 0 || this.state === CLOSED) return;
     if (settled > 0) this.idleHops = 0;
     else this.idleHops++;
     if (this.idleHops <= FREE_HOPS) {
@@ -318,54 +461,125 @@ class Pool {
       const err = new Error(
         `knitting-native: internal error: lane ${lane.lane} slot ${slot} answered call ${id}, expected ${call ? call.id : "none"}`,
       );
-      if (call !== null) call.reject(err);
+      if (call !== null) this.finish(call, false, err);
       else process.emitWarning(err);
+      return;
+    }
+    // The worker is done with the slot, and so with the call's abort word.
+    this.releaseSignal(call);
+    if (call.done) {
+      // Timed out or aborted before the worker answered: drop the late result.
+      if (ext !== NO_EXT) this.payload.arena.free(ext >>> 0);
       return;
     }
     let value;
     try {
       value = ext === NO_EXT ? decode(this.u8, lane.slotPayload(slot), len) : this.payload.read(ext >>> 0, len);
     } catch (err) {
-      call.reject(err);
+      this.finish(call, false, err);
       return;
     }
-    if (status === STATUS_THROWN) call.reject(value);
-    else call.resolve(value);
+    this.finish(call, status !== STATUS_THROWN, value);
   }
 
-  shutdown() {
+  shutdown(delayMs) {
     if (this.shutdownPromise !== null) return this.shutdownPromise;
+    if (delayMs !== undefined && (typeof delayMs !== "number" || !(delayMs >= 0) || !Number.isFinite(delayMs))) {
+      // Not a shutdown: a bad argument must not stop the pool.
+      return Promise.reject(new RangeError(`knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`));
+    }
+    const wait = this.options.worker.resolveAfterFinishingAll || delayMs !== undefined;
+    if (this.debug) {
+      this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);
+    }
+    if (!wait || this.pending === 0) {
+      this.shutdownPromise = this.close();
+      return this.shutdownPromise;
+    }
+    this.state = DRAINING;
+    this.shutdownPromise = new Promise((resolve) => {
+      let timer = null;
+      const done = () => {
+        if (timer !== null) clearTimeout(timer);
+        this.drainedResolve = null;
+        resolve(this.close());
+      };
+      this.drainedResolve = done;
+      if (delayMs !== undefined) timer = setTimeout(done, delayMs);
+    });
+    return this.shutdownPromise;
+  }
+
+  /** Rejects whatever is still pending and stops every thread. */
+  close() {
     this.state = CLOSED;
-    if (this.debug) this.debug("lifecycle", `shutdown: ${this.inFlight} calls in slots, ${this.queue.length - this.queueHead} queued`);
     this.rejectAll(shutdownError());
+    this.readyReject(shutdownError());
     this.doorbell.close();
     const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());
-    this.shutdownPromise = Promise.all(exits).then(() => undefined);
-    return this.shutdownPromise;
+    return Promise.all(exits).then(() => undefined);
   }
 }
 
-const KEYS = ["call", "shutdown"];
+/** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
+function checkCallOptions(callOptions, name) {
+  if (callOptions === null || typeof callOptions !== "object") {
+    throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
+  }
+  for (const key of Object.keys(callOptions)) {
+    if (key !== "signal") throw new TypeError(`knitting-native: pool.call.${name}(arg, options): unknown option ${key}; allowed: signal`);
+  }
+  const { signal } = callOptions;
+  if (signal === undefined) return null;
+  if (signal === null || typeof signal !== "object" || typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
+    throw new TypeError(`knitting-native: pool.call.${name}(arg, { signal }): signal must be an AbortSignal`);
+  }
+  return signal;
+}
+
+/** The public face of a pool. */
+function publicPool(pool) {
+  const api = {
+    call: pool.call,
+    ready: pool.readyPromise,
+    shutdown: (delayMs) => pool.shutdown(delayMs),
+    [Symbol.dispose]: () => {
+      pool.shutdown();
+    },
+    [Symbol.asyncDispose]: () => pool.shutdown(),
+  };
+  Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
+  return Object.freeze(api);
+}
 
 /**
  * createPool(options)(tasks): a pool of worker threads running `tasks`.
- * Returns `{ call, shutdown, [Symbol.dispose] }`.
+ * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
  */
 function createPool(options) {
-  const resolved = resolveOptions(options, L.maxLanes);
+  const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   return function withTasks(tasks) {
-    const table = buildTaskTable(tasks, callerHref());
-    const pool = new Pool(resolved, table);
-    const api = {
-      call: pool.call,
-      shutdown: () => pool.shutdown(),
-      [Symbol.dispose]: () => {
-        pool.shutdown();
-      },
-    };
-    Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
-    return Object.freeze(api);
+    const href = callerHref();
+    const table = buildTaskTable(tasks, href);
+    return publicPool(new Pool(resolved, table, href));
   };
 }
 
-module.exports = { createPool, WORKER_MARK, KEYS };
+/** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */
+function createSingleTaskPool(options, task) {
+  const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
+  const href = callerHref();
+  const pool = new Pool(resolved, buildTaskTable({ task }, href), href);
+  const full = publicPool(pool);
+  const api = {
+    call: (arg, callOptions) => pool.submit(0, arg, callOptions),
+    ready: full.ready,
+    shutdown: full.shutdown,
+    [Symbol.dispose]: full[Symbol.dispose],
+    [Symbol.asyncDispose]: full[Symbol.asyncDispose],
+  };
+  Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
+  return Object.freeze(api);
+}
+
+module.exports = { createPool, createSingleTaskPool, WORKER_MARK };

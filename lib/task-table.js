@@ -49,7 +49,11 @@ function buildTaskTable(tasks, poolHref) {
   return names.map((name) => {
     const value = tasks[name];
     if (isTask(value)) {
-      return { name, kind: "task", href: value.href, id: value.id, at: value.at };
+      const entry = { name, kind: value.kind, href: value.href, id: value.id, at: value.at };
+      if (value.kind === "import") entry.exportName = value.name;
+      entry.abortAware = value.abortAware;
+      entry.timeout = value.timeout;
+      return entry;
     }
     if (typeof value !== "function") {
       throw new TypeError(
@@ -70,8 +74,22 @@ function buildTaskTable(tasks, poolHref) {
         if (!sourceExports(source, name)) throw notExported(name, poolHref, "is not exported under that name from");
       }
     }
-    return { name, kind: "export", href: poolHref, source: text };
+    return { name, kind: "export", href: poolHref, source: text, abortAware: false, timeout: null };
   });
 }
 
-module.exports = { buildTaskTable, sourceExports };
+/** What a worker needs of the table (no host-only values such as timeouts). */
+function workerTable(table) {
+  return table.map(({ name, kind, href, id, at, source, exportName, abortAware }) => ({
+    name,
+    kind,
+    href,
+    id,
+    at,
+    source,
+    exportName,
+    abortAware,
+  }));
+}
+
+module.exports = { buildTaskTable, workerTable, sourceExports };

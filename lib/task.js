@@ -68,31 +68,137 @@ function stableTaskID(href, at) {
   return native.stableTaskID(href, at);
 }
 
+/** `timeout` of a task definition, normalised: { time, kind, value }. */
+function resolveTimeout(timeout, where) {
+  if (timeout === undefined) return null;
+  if (typeof timeout === "number") {
+    checkTime(timeout, `${where}.timeout`);
+    return { time: timeout, kind: "throw", value: undefined };
+  }
+  if (timeout === null || typeof timeout !== "object") {
+    throw new TypeError(
+      `${where}.timeout must be a number of ms or { time, default | maybe | error }, got ${timeout === null ? "null" : typeof timeout}`,
+    );
+  }
+  const allowed = ["time", "default", "maybe", "error"];
+  for (const key of Object.keys(timeout)) {
+    if (!allowed.includes(key)) throw new TypeError(`${where}.timeout: unknown key ${key}; allowed: ${allowed.join(", ")}`);
+  }
+  checkTime(timeout.time, `${where}.timeout.time`);
+  const given = ["default", "maybe", "error"].filter((k) => k in timeout);
+  if (given.length > 1) {
+    throw new TypeError(`${where}.timeout takes one of default, maybe, error; got ${given.join(" and ")}`);
+  }
+  if ("maybe" in timeout && timeout.maybe !== true) {
+    throw new TypeError(`${where}.timeout.maybe must be true when given`);
+  }
+  if ("error" in timeout) return { time: timeout.time, kind: "error", value: timeout.error };
+  if ("default" in timeout) return { time: timeout.time, kind: "default", value: timeout.default };
+  if ("maybe" in timeout) return { time: timeout.time, kind: "default", value: undefined };
+  return { time: timeout.time, kind: "throw", value: undefined };
+}
+
+function checkTime(time, name) {
+  if (typeof time !== "number" || !Number.isFinite(time) || time <= 0) {
+    const got = typeof time === "number" ? String(time) : typeof time;
+    throw new RangeError(`${name} must be a positive, finite number of milliseconds, got ${got}`);
+  }
+}
+
+/** `abortSignal` of a task definition: true for an abort-aware task. */
+function resolveAbortSignal(abortSignal, where) {
+  if (abortSignal === undefined || abortSignal === false) return false;
+  if (abortSignal === true) return true;
+  if (abortSignal !== null && typeof abortSignal === "object" && Object.keys(abortSignal).every((k) => k === "hasAborted")) {
+    if (abortSignal.hasAborted === true) return true;
+  }
+  throw new TypeError(`${where}.abortSignal must be { hasAborted: true } (or true), got ${JSON.stringify(abortSignal)}`);
+}
+
+function checkDefinition(definition, where, keys) {
+  if (definition === null || typeof definition !== "object") {
+    throw new TypeError(
+      `${where}: definition must be an object, got ${definition === null ? "null" : typeof definition}`,
+    );
+  }
+  for (const key of Object.keys(definition)) {
+    if (!keys.includes(key)) throw new TypeError(`${where}: unknown key ${key}; allowed: ${keys.join(", ")}`);
+  }
+}
+
+/** Takes the next `at` of the calling module (task() and importTask() share it). */
+function nextPosition() {
+  const href = callerHref();
+  const at = registry.nextAt.get(href) || 0;
+  registry.nextAt.set(href, at + 1);
+  return { href, at, id: native.stableTaskID(href, at) };
+}
+
+function withShorthand(t) {
+  // task({ f }).createPool(options): a pool of this one task, called as
+  // pool.call(arg). Required lazily: pool.js requires this module.
+  Object.defineProperty(t, "createPool", {
+    value: (options) => require("./pool.js").createSingleTaskPool(options, t),
+  });
+  return Object.freeze(t);
+}
+
 /**
  * Declares a task. Must be called at the top level of a module (the worker
  * re-imports that module and finds the task by its position in it).
+ * { f, timeout?, abortSignal? }
  */
 function task(definition) {
-  if (definition === null || typeof definition !== "object") {
-    throw new TypeError(
-      `task(definition): definition must be an object like { f: (arg) => result }, got ${definition === null ? "null" : typeof definition}`,
-    );
-  }
+  checkDefinition(definition, "task(definition)", ["f", "timeout", "abortSignal"]);
   const { f } = definition;
   if (typeof f !== "function") {
     throw new TypeError(`task({ f }): f must be a function, got ${f === null ? "null" : typeof f}`);
   }
-  const href = callerHref();
-  const at = registry.nextAt.get(href) || 0;
-  registry.nextAt.set(href, at + 1);
-  const id = native.stableTaskID(href, at);
-  const t = Object.freeze({ [TASK]: true, f, href, at, id });
+  const timeout = resolveTimeout(definition.timeout, "task");
+  const abortAware = resolveAbortSignal(definition.abortSignal, "task");
+  const { href, at, id } = nextPosition();
+  const t = withShorthand({ [TASK]: true, kind: "task", f, href, at, id, timeout, abortAware });
   registry.byId.set(id, t);
   return t;
+}
+
+/**
+ * A task whose function the worker imports from another module, which the
+ * host never evaluates. { href, name, timeout?, abortSignal? }; a relative
+ * href resolves from the calling module.
+ */
+function importTask(definition) {
+  checkDefinition(definition, "importTask(definition)", ["href", "name", "timeout", "abortSignal"]);
+  if (typeof definition.href !== "string" || definition.href === "") {
+    throw new TypeError("importTask({ href, name }): href must be a non-empty string (a URL or a path relative to this module)");
+  }
+  const name = definition.name === undefined ? "default" : definition.name;
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError("importTask({ href, name }): name must be the export's name, a non-empty string");
+  }
+  const timeout = resolveTimeout(definition.timeout, "importTask");
+  const abortAware = resolveAbortSignal(definition.abortSignal, "importTask");
+  const position = nextPosition();
+  let resolved;
+  try {
+    resolved = new URL(definition.href, position.href).href;
+  } catch {
+    throw new TypeError(`importTask({ href }): cannot resolve ${JSON.stringify(definition.href)} from ${position.href}`);
+  }
+  return withShorthand({
+    [TASK]: true,
+    kind: "import",
+    href: resolved,
+    name,
+    at: position.at,
+    id: position.id,
+    timeout,
+    abortAware,
+  });
 }
 
 function isTask(value) {
   return value !== null && typeof value === "object" && value[TASK] === true;
 }
 
-module.exports = { task, isTask, stableTaskID, callerHref, registry, TASK };
+module.exports = { task, importTask, isTask, stableTaskID, callerHref, registry, TASK };

@@ -22,7 +22,7 @@ const STATUS_THROWN = 1;
 // host starves the very thread it waits for. Tuned with `npm run bench`.
 const SPIN_MICROS = 50;
 
-const { control, payload: payloadSab, lane: laneIndex, tasks, maxPayloadBytes } = workerData;
+const { control, payload: payloadSab, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes } = workerData;
 const i32 = new Int32Array(control);
 const u8 = new Uint8Array(control);
 const bell = new native.WorkerBell(u8);
@@ -31,6 +31,18 @@ const payload = new PayloadRegion(payloadSab, false);
 const encoder = new Encoder({ maxPayloadBytes });
 let table = null;
 let flushQueued = false;
+
+/** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
+async function runBootstrap() {
+  if (!bootstrap) return;
+  const mod = await import(bootstrap.href);
+  if (bootstrap.name === undefined) return;
+  const fn = mod[bootstrap.name];
+  if (typeof fn !== "function") {
+    throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
+  }
+  await fn(bootstrap.data);
+}
 
 async function loadTasks() {
   const modules = new Map();
@@ -48,6 +60,15 @@ async function loadTasks() {
       }
       return found.f;
     }
+    if (entry.kind === "import") {
+      const fn = modules.get(entry.href)[entry.exportName];
+      if (typeof fn !== "function") {
+        throw new TypeError(
+          `knitting-native: importTask "${entry.name}": ${entry.href} has no exported function "${entry.exportName}"`,
+        );
+      }
+      return fn;
+    }
     const fn = modules.get(entry.href)[entry.name];
     if (typeof fn !== "function" || Function.prototype.toString.call(fn) !== entry.source) {
       throw new TypeError(
@@ -57,6 +78,17 @@ async function loadTasks() {
     }
     return fn;
   });
+}
+
+const abortAware = tasks.map((entry) => entry.abortAware === true);
+const clock = () => performance.now();
+
+/** The `signal` an abort-aware task receives: reads its shared abort word. */
+function abortToolkit(index) {
+  return {
+    hasAborted: () => Atomics.load(i32, abortBase + index) !== 0,
+    now: clock,
+  };
 }
 
 /** Encodes `value` into a slot (inline, or in the payload region). */
@@ -107,9 +139,10 @@ function run(slot) {
   const len = i32[w + 2];
   const ext = i32[w + 3];
   let result;
+  i32[w + 5] = 1; // STARTED: the host's hard timeout now counts this call as running
   try {
     const arg = ext === NO_EXT ? decode(u8, lane.slotPayload(slot), len) : payload.read(ext >>> 0, len);
-    result = table[task](arg);
+    result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
   } catch (err) {
     respond(slot, STATUS_THROWN, err);
     return;
@@ -176,7 +209,7 @@ function wake() {
 // port does. The host ends workers with terminate().
 parentPort.on("message", () => {});
 
-loadTasks().then(
+runBootstrap().then(loadTasks).then(
   (loaded) => {
     table = loaded;
     parentPort.postMessage({ type: "ready" });

@@ -72,6 +72,9 @@ pub struct Layout {
     pub slot_word_call: u32,
     pub slot_word_len: u32,
     pub slot_word_ext: u32,
+    pub slot_word_signal: u32,
+    pub slot_word_started: u32,
+    pub max_abort_slots: u32,
     /// Bytes the payload arena keeps at the start of its region.
     pub payload_header_bytes: u32,
 }
@@ -101,15 +104,25 @@ pub fn layout() -> Layout {
         slot_word_call: w(slot_word::CALL),
         slot_word_len: w(slot_word::LEN),
         slot_word_ext: w(slot_word::EXT),
+        slot_word_signal: w(slot_word::SIGNAL),
+        slot_word_started: w(slot_word::STARTED),
+        max_abort_slots: w(layout::MAX_ABORT_SLOTS),
         payload_header_bytes: w(payload::HEADER_BYTES),
     }
 }
 
-/// Bytes a control region with `lanes` lanes needs.
+/// Bytes a control region with `lanes` lanes and `abortSlots` abort words
+/// needs.
 #[napi]
-pub fn region_bytes(lanes: u32) -> Result<u32> {
-    let bytes = layout::region_bytes(lanes as usize).map_err(invalid)?;
+pub fn region_bytes(lanes: u32, abort_slots: u32) -> Result<u32> {
+    let bytes = layout::region_bytes(lanes as usize, abort_slots as usize).map_err(invalid)?;
     u32::try_from(bytes).map_err(|_| invalid("region too large"))
+}
+
+/// Byte offset of the abort words in a region with `lanes` lanes.
+#[napi]
+pub fn abort_offset(lanes: u32) -> u32 {
+    layout::abort_offset(lanes as usize) as u32
 }
 
 /// A view over shared memory that Rust holds while it uses the pointer.
@@ -145,8 +158,8 @@ impl Held {
 
 /// Writes the header of a fresh control region (host side, once).
 #[napi]
-pub fn format_control_region(view: Uint8Array, lanes: u32) -> Result<()> {
-    let need = layout::region_bytes(lanes as usize).map_err(invalid)?;
+pub fn format_control_region(view: Uint8Array, lanes: u32, abort_slots: u32) -> Result<()> {
+    let need = layout::region_bytes(lanes as usize, abort_slots as usize).map_err(invalid)?;
     let held = Held::new(view, need)?;
     let header = [
         (word::VERSION, layout::VERSION),
@@ -155,6 +168,7 @@ pub fn format_control_region(view: Uint8Array, lanes: u32) -> Result<()> {
         (word::SLOT_STRIDE, layout::SLOT_STRIDE as u32),
         (word::INLINE_BYTES, layout::INLINE_BYTES as u32),
         (word::LANE_STRIDE, layout::LANE_STRIDE as u32),
+        (word::ABORT_SLOTS, abort_slots),
     ];
     for (index, value) in header {
         held.memory

@@ -67,7 +67,7 @@ mod tests {
 
     #[test]
     fn rings_once_per_arming_and_stops() {
-        let len = region_bytes(1).unwrap();
+        let len = region_bytes(1, 0).unwrap();
         let mut buf = vec![0u64; len / 8];
         // SAFETY: `buf` outlives the dispatcher (stopped below before drop).
         let mem = unsafe { SharedMemory::new(buf.as_mut_ptr().cast(), len) }.unwrap();

@@ -144,7 +144,7 @@ mod tests {
     use std::time::Duration;
 
     fn region() -> (Vec<u64>, Arc<SharedMemory>) {
-        let len = region_bytes(1).unwrap();
+        let len = region_bytes(1, 0).unwrap();
         let mut buf = vec![0u64; len / 8];
         // SAFETY: the Vec is returned with the memory and outlives its use in
         // each test (dropped last); u64 storage is 8-aligned.

@@ -7,6 +7,9 @@
 //! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
 //! offset 128    lane 0          see below, LANE_STRIDE bytes
 //! ...           lane n-1
+//! after lanes   abort words     one u32 per abort signal (host writes 1 to
+//!                               abort; the worker's `signal.hasAborted()`
+//!                               reads it), ABORT_SLOTS of them
 //!
 //! lane:
 //!   +0    host line     REQ (request bits, written only by the host)
@@ -16,7 +19,11 @@
 //!           +4  word CALL         call id, echoed back (a cross-check, not a lookup key)
 //!           +8  word LEN          encoded byte length
 //!           +12 word EXT          offset in the payload region, or NO_EXT when inline
-//!           +16 INLINE_BYTES of inline payload
+//!           +16 word SIGNAL       request: abort word index + 1, or 0 for none
+//!           +20 word STARTED      request: 0; the worker sets 1 when it starts
+//!                                 the call (read by the host's hard timeout)
+//!           +24 reserved
+//!           +32 INLINE_BYTES of inline payload
 //! ```
 //! Each writer owns whole 64-byte lines so that the host's stores and a
 //! worker's stores never share a cache line (no false sharing on the words
@@ -33,13 +40,15 @@ pub const SLOT_COUNT: usize = 32;
 /// Inline payload bytes per slot (knitting: 512). Larger payloads go to the
 /// payload region.
 pub const INLINE_BYTES: usize = 512;
-pub const SLOT_HEADER_BYTES: usize = 16;
+pub const SLOT_HEADER_BYTES: usize = 32;
 pub const SLOT_STRIDE: usize = round_up(SLOT_HEADER_BYTES + INLINE_BYTES, CACHE_LINE);
 pub const LANE_SLOTS_OFFSET: usize = 2 * CACHE_LINE;
 pub const LANE_STRIDE: usize = LANE_SLOTS_OFFSET + SLOT_COUNT * SLOT_STRIDE;
 pub const LANES_OFFSET: usize = 2 * CACHE_LINE;
 /// Lanes one region can hold; far above any sensible thread count.
 pub const MAX_LANES: usize = 1024;
+/// Abort words one region can hold.
+pub const MAX_ABORT_SLOTS: usize = 1 << 20;
 /// EXT value of a slot whose payload is inline.
 pub const NO_EXT: u32 = u32::MAX;
 
@@ -52,6 +61,7 @@ pub mod word {
     pub const SLOT_STRIDE: usize = 4;
     pub const INLINE_BYTES: usize = 5;
     pub const LANE_STRIDE: usize = 6;
+    pub const ABORT_SLOTS: usize = 7;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
     pub const ARMED: usize = 17;
@@ -71,18 +81,30 @@ pub mod slot_word {
     pub const CALL: usize = 1;
     pub const LEN: usize = 2;
     pub const EXT: usize = 3;
+    pub const SIGNAL: usize = 4;
+    pub const STARTED: usize = 5;
 }
 
 const fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
 }
 
-/// Bytes a region with `lanes` lanes needs.
-pub fn region_bytes(lanes: usize) -> Result<usize, String> {
+/// Bytes a region with `lanes` lanes and `abort_slots` abort words needs.
+pub fn region_bytes(lanes: usize, abort_slots: usize) -> Result<usize, String> {
     if lanes == 0 || lanes > MAX_LANES {
         return Err(format!("lane count must be 1..={MAX_LANES}, got {lanes}"));
     }
-    Ok(LANES_OFFSET + lanes * LANE_STRIDE)
+    if abort_slots > MAX_ABORT_SLOTS {
+        return Err(format!(
+            "abort slots must be 0..={MAX_ABORT_SLOTS}, got {abort_slots}"
+        ));
+    }
+    Ok(abort_offset(lanes) + round_up(abort_slots * 4, CACHE_LINE))
+}
+
+/// Byte offset of the abort words, right after the last lane.
+pub const fn abort_offset(lanes: usize) -> usize {
+    lane_offset(lanes)
 }
 
 /// Byte offset of lane `lane`.
@@ -117,8 +139,14 @@ mod tests {
     #[test]
     fn offsets_are_consistent() {
         assert_eq!(slot_offset(0, SLOT_COUNT), lane_offset(1));
-        assert_eq!(region_bytes(3).unwrap(), lane_offset(3));
-        assert!(region_bytes(0).is_err());
-        assert!(region_bytes(MAX_LANES + 1).is_err());
+        assert_eq!(region_bytes(3, 0).unwrap(), lane_offset(3));
+        assert_eq!(region_bytes(3, 1).unwrap(), lane_offset(3) + CACHE_LINE);
+        assert_eq!(
+            region_bytes(3, 17).unwrap(),
+            lane_offset(3) + 2 * CACHE_LINE
+        );
+        assert!(region_bytes(0, 0).is_err());
+        assert!(region_bytes(MAX_LANES + 1, 0).is_err());
+        assert!(region_bytes(1, MAX_ABORT_SLOTS + 1).is_err());
     }
 }
