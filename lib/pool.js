@@ -50,11 +50,23 @@ class Call {
     this.lane = null; // the lane holding it, once placed
     this.slot = -1;
     this.signal = -1; // abort word index, for abort-aware tasks
+    this.extra = null; // timers and listeners, only for calls that use them
+  }
+}
+
+/** What only some calls need; kept off Call so the common call stays small. */
+class CallExtra {
+  constructor() {
     this.timer = null; // task timeout
     this.hardTimer = null; // worker.hardTimeoutMs
     this.abortSignal = null; // a caller's AbortSignal
     this.onAbort = null;
   }
+}
+
+function extraOf(call) {
+  if (call.extra === null) call.extra = new CallExtra();
+  return call.extra;
 }
 
 class Pool {
@@ -208,9 +220,12 @@ class Pool {
   finish(call, ok, value) {
     if (call.done) return;
     call.done = true;
-    if (call.timer !== null) clearTimeout(call.timer);
-    if (call.hardTimer !== null) clearTimeout(call.hardTimer);
-    if (call.onAbort !== null) call.abortSignal.removeEventListener("abort", call.onAbort);
+    const extra = call.extra;
+    if (extra !== null) {
+      if (extra.timer !== null) clearTimeout(extra.timer);
+      if (extra.hardTimer !== null) clearTimeout(extra.hardTimer);
+      if (extra.onAbort !== null) extra.abortSignal.removeEventListener("abort", extra.onAbort);
+    }
     if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
     this.pending--;
     if (ok) call.resolve(value);
@@ -266,15 +281,16 @@ class Pool {
       };
     }
     if (entry.timeout !== null) {
-      call.timer = setTimeout(() => this.onTimeout(call, entry), entry.timeout.time);
+      extraOf(call).timer = setTimeout(() => this.onTimeout(call, entry), entry.timeout.time);
     }
     if (abortSignal !== null) {
-      call.abortSignal = abortSignal;
-      call.onAbort = () => {
+      const extra = extraOf(call);
+      extra.abortSignal = abortSignal;
+      extra.onAbort = () => {
         this.raiseAbort(call);
         this.finish(call, false, abortError(abortSignal.reason));
       };
-      abortSignal.addEventListener("abort", call.onAbort, { once: true });
+      abortSignal.addEventListener("abort", extra.onAbort, { once: true });
     }
     if (this.queueHead === this.queue.length) {
       if (!this.place(call)) this.queue.push(call);
@@ -290,7 +306,7 @@ class Pool {
   }
 
   onTimeout(call, entry) {
-    call.timer = null;
+    call.extra.timer = null;
     if (call.done) return;
     this.raiseAbort(call);
     const { kind, value } = entry.timeout;
@@ -306,12 +322,12 @@ class Pool {
    * runaway, and its own timer fires first).
    */
   onHardTimeout(call) {
-    call.hardTimer = null;
+    call.extra.hardTimer = null;
     if (call.done || call.lane === null) return;
     const lane = call.lane;
     if (lane.killedFor !== null) return; // already being replaced: the exit rejects it
     if (Atomics.load(this.i32, lane.slotWord(call.slot) + 5) === 0) {
-      call.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+      call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
       return;
     }
     const worker = this.workers[lane.lane];
@@ -347,7 +363,7 @@ class Pool {
       call.slot = slot;
       this.inFlight++;
       if (this.options.worker.hardTimeoutMs !== undefined) {
-        call.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+        extraOf(call).hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
       }
       if (!this.flushQueued) {
         this.flushQueued = true;
