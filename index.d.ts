@@ -3,29 +3,57 @@
 // One file serves both ESM (`import`) and CommonJS (`require`) consumers: the
 // package's `exports` map points the "types" condition here for both, and this
 // file is a plain module declaration file (top-level `export declare`).
+//
+// Needs TypeScript 5.4 or later (`NoInfer`) and lib `esnext.disposable` (or
+// `@types/node`) for `Symbol.dispose` / `Symbol.asyncDispose`. It needs no DOM
+// lib: `AbortSignal` is taken from the global scope when it is declared there
+// (`@types/node`, lib "dom"), see {@link CallOptions}.
 
-/** Phantom key that marks a value as a task made by {@link task}. Not exported. */
+/** Phantom key that marks a value as a task made by {@link task} or {@link importTask}. Not exported. */
 declare const kTask: unique symbol;
 
+// ---------------------------------------------------------------------------
+// Tasks
+// ---------------------------------------------------------------------------
+
 /**
- * A task made by {@link task}: a function `f` that runs inside the pool's
- * workers, taking one argument of type `A` and producing a result of type `R`
- * (the awaited result; an async `f` that resolves to `R` gives `Task<A, R>`).
+ * A task made by {@link task} or {@link importTask}: a function that runs
+ * inside the pool's workers, taking one argument of type `A` and producing a
+ * result of type `R` (the awaited result; an async `f` that resolves to `R`
+ * gives `Task<A, R>`).
  *
- * The type is opaque: only {@link task} makes values of it. Write it as
- * `Task<number, string>` to annotate a task that takes a number and resolves to
- * a string.
+ * `Abortable` is `true` for an abort-aware task (`abortSignal: { hasAborted: true }`):
+ * its calls return an {@link AbortablePromise} instead of a plain `Promise`.
+ * Annotate such a task as `Task<A, R, true>`: it is not assignable to
+ * `Task<A, R>` (whose calls have no `reject()`), nor the reverse;
+ * `Task<A, R, boolean>` accepts both.
+ *
+ * The type is opaque: only {@link task} and {@link importTask} make values of
+ * it. Write it as `Task<number, string>` to annotate a task that takes a
+ * number and resolves to a string.
  */
-export interface Task<A, R> {
+export interface Task<A, R, Abortable extends boolean = false> {
   /** Type-level brand only; there is no such property at run time. */
   readonly [kTask]: (arg: A) => R;
+
+  /**
+   * Starts a pool that runs only this task, called as `pool.call(arg)`
+   * instead of `pool.call.name(arg)`. Same options as {@link createPool}.
+   *
+   * @example
+   * const pool = add.createPool({ threads: 2 });
+   * const three = await pool.call([1, 2]);
+   * await pool.shutdown();
+   */
+  createPool(options?: PoolOptions): SingleTaskPool<A, R, Abortable>;
 }
 
 /**
  * Anything that can be handed to the function returned by {@link createPool}:
- * a {@link Task}, or a bare exported function of at most one parameter.
+ * a {@link Task} (plain or abort-aware), or a bare exported function of at
+ * most one parameter.
  */
-export type TaskLike = Task<any, any> | ((arg: any) => any);
+export type TaskLike = Task<any, any, boolean> | ((arg: any) => any);
 
 /** The record of tasks given to a pool, keyed by the name they are called by. */
 export type TaskMap = Record<string, TaskLike>;
@@ -42,7 +70,7 @@ export type TasksOf<T> = { [K in keyof T]: TaskLike };
  * The argument type of a task: `A` for a `Task<A, R>`; for a bare function,
  * its first parameter (`void` when it has none).
  */
-export type ArgOf<T> = T extends Task<infer A, any>
+export type ArgOf<T> = T extends { readonly [kTask]: (arg: infer A) => any }
   ? A
   : T extends (...args: infer P) => any
     ? P extends readonly []
@@ -54,42 +82,224 @@ export type ArgOf<T> = T extends Task<infer A, any>
  * The result type of a task (what its call resolves to): the awaited `R` for
  * a `Task<A, R>`; for a bare function, its awaited return type.
  */
-export type ResultOf<T> = T extends Task<any, infer R>
+export type ResultOf<T> = T extends { readonly [kTask]: (arg: any) => infer R }
   ? Awaited<R>
   : T extends (...args: any) => infer R
     ? Awaited<R>
     : never;
 
+/** `true` for an abort-aware task (`Task<A, R, true>`), `false` for any other task or function. */
+export type AbortableOf<T> = T extends Task<any, any, true> ? true : false;
+
 /**
- * The caller side of one task: takes the argument (or a Promise of it) and
- * resolves to the task's result. The argument may be left out when the task
- * takes none (its argument type accepts `undefined`, e.g. `void`).
+ * What `timeout` of {@link task} / {@link importTask} takes: a limit, in
+ * milliseconds, on each call of the task, counted from when the call is
+ * submitted (once a Promise argument has resolved; time spent queued for a
+ * free slot included). When it passes:
+ *
+ * - `number`, or `{ time }` alone: the call rejects with an `Error` whose
+ *   message starts with `"Task timeout"` and whose `code` is `"KNT_TASK_TIMEOUT"`.
+ * - `{ time, default }`: the call resolves with `default` (so `default` must be
+ *   of the task's result type `R`; `default: undefined` makes it `R | undefined`,
+ *   as `maybe: true` does).
+ * - `{ time, maybe: true }`: the call resolves with `undefined` (so the task's
+ *   result type becomes `R | undefined`).
+ * - `{ time, error }`: the call rejects with `error`, as given.
+ *
+ * Only one of `default`, `maybe` and `error` may be given. `time` must be a
+ * positive, finite number. The worker is not interrupted: it runs `f` to its
+ * end and the late result is dropped (an abort-aware task sees
+ * `signal.hasAborted()` turn `true`, and can stop early).
+ *
+ * @default no timeout
  */
-export type TaskCaller<A, R> = undefined extends A
-  ? (arg?: A | Promise<A>) => Promise<R>
-  : (arg: A | Promise<A>) => Promise<R>;
+export type TaskTimeout<R> =
+  | number
+  | { time: number; default: R; maybe?: never; error?: never }
+  | { time: number; maybe: true; default?: never; error?: never }
+  | { time: number; error: unknown; default?: never; maybe?: never }
+  | { time: number; default?: never; maybe?: never; error?: never };
 
-/** A running pool over the tasks in `T`. */
-export interface Pool<T extends TasksOf<T>> {
+/**
+ * The forms of {@link TaskTimeout} whose timed-out call resolves with
+ * `undefined`: `{ time, maybe: true }`, and `{ time, default: undefined }`
+ * (which the overloads taking this type catch before the others, whose
+ * `default?: never` would let `undefined` through as a rejecting timeout).
+ */
+type MaybeTimeout =
+  | Extract<TaskTimeout<unknown>, { maybe: true }>
+  | { time: number; default: undefined; maybe?: never; error?: never };
+
+/** The forms of {@link TaskTimeout} that keep the result type `R`. */
+type DefiniteTimeout<R> = Exclude<TaskTimeout<R>, { maybe: true }>;
+
+/**
+ * What `abortSignal` of {@link task} / {@link importTask} takes to make the
+ * task abort-aware: `{ hasAborted: true }`, or `true` for short.
+ */
+type AbortSignalOption = { hasAborted: true } | true;
+
+/**
+ * The second parameter of an abort-aware task's `f` (declared with
+ * `abortSignal: { hasAborted: true }`), inside the worker.
+ */
+export interface AbortSignalToolkit {
   /**
-   * One caller per task, by name: `pool.call.add([1, 2])` runs `add` on a
-   * worker and resolves to its result. The argument may also be a Promise of
-   * the argument type; it is awaited before it is sent.
-   *
-   * A call rejects with a {@link KnittingError} when its argument or result
-   * cannot cross to or from the worker.
+   * `true` once the host has aborted this call: through the task's `timeout`,
+   * the caller's `AbortSignal` ({@link CallOptions.signal}), or the call
+   * promise's own `reject()` ({@link AbortablePromise}). A cheap read of a
+   * flag in shared memory: poll it in long loops and return early.
    */
-  readonly call: { readonly [K in keyof T]: TaskCaller<ArgOf<T[K]>, ResultOf<T[K]>> };
+  hasAborted(): boolean;
+  /** A monotonic clock, in milliseconds (the worker's `performance.now()`). */
+  now(): number;
+}
 
-  /** Shuts the pool down (stops its worker threads); resolves when that is done. */
-  shutdown(): Promise<void>;
+/**
+ * The promise returned by a call of an abort-aware task: a `Promise<R>` with
+ * a `reject(reason)` method that aborts the call. `reject` settles the call at
+ * once, rejecting with `reason`, and raises the task's abort flag (its
+ * `signal.hasAborted()` becomes `true`); on a settled call it does nothing.
+ */
+export type AbortablePromise<R> = Promise<R> & { reject(reason?: unknown): void };
+
+/**
+ * What a call returns: an {@link AbortablePromise} for an abort-aware task
+ * (`Abortable` is `true`), else a plain `Promise<R>`.
+ */
+export type CallPromise<R, Abortable extends boolean = false> = [Abortable] extends [true]
+  ? AbortablePromise<R>
+  : Promise<R>;
+
+/**
+ * The members of an `AbortSignal` that a call uses: the type of
+ * {@link CallOptions.signal} when no global `AbortSignal` type is declared.
+ */
+interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: any;
+  addEventListener(type: "abort", listener: (event: any) => void, options?: { once?: boolean }): void;
+  removeEventListener(type: "abort", listener: (event: any) => void): void;
+}
+
+/**
+ * The global `AbortSignal` type where one is declared (by `@types/node` or
+ * lib "dom"), else {@link AbortSignalLike}. Taken from `typeof globalThis`, so
+ * that this file compiles without either.
+ */
+type AbortSignalType = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike;
+
+/** The second, optional argument of a call: `pool.call.name(arg, { signal })`. */
+export interface CallOptions {
+  /**
+   * An `AbortSignal` (as from `new AbortController().signal` or
+   * `AbortSignal.timeout(ms)`). When it fires, the call rejects at once with
+   * a `DOMException` named `"AbortError"` whose `cause` is the signal's
+   * reason; a signal that has already fired rejects the call before it is
+   * sent. An abort-aware task also sees `signal.hasAborted()` turn `true`.
+   * Firing after the call has settled changes nothing.
+   * @default no signal
+   */
+  signal?: AbortSignalType;
+}
+
+/**
+ * The caller side of one task: takes the argument (or a Promise of it, awaited
+ * before it is sent) and, optionally, {@link CallOptions}; resolves to the
+ * task's result. The argument may be left out when the task takes none (its
+ * argument type accepts `undefined`, e.g. `void`). An abort-aware task's
+ * caller returns an {@link AbortablePromise}.
+ */
+export type TaskCaller<A, R, Abortable extends boolean = false> = undefined extends A
+  ? (arg?: A | Promise<A>, options?: CallOptions) => CallPromise<R, Abortable>
+  : (arg: A | Promise<A>, options?: CallOptions) => CallPromise<R, Abortable>;
+
+// ---------------------------------------------------------------------------
+// Pools
+// ---------------------------------------------------------------------------
+
+/** What every pool has besides its callers: start-up, shutdown and disposal. */
+export interface PoolLifecycle {
+  /**
+   * Resolves once every worker has loaded its tasks (after
+   * `worker.bootstrap`, if any). Rejects with the start-up error (a bootstrap
+   * or task module that fails to load or throws); calls then reject with that
+   * error too. Rejects with a `"KNT_POOL_SHUTDOWN"` error when the pool is
+   * shut down before it was ready. Calls need not wait for it: a call made
+   * before then runs once a worker is ready.
+   */
+  readonly ready: Promise<void>;
 
   /**
-   * Starts {@link Pool.shutdown} without waiting for it, so that
+   * Shuts the pool down; resolves once every worker thread has exited. Calls
+   * made afterwards reject with a {@link KnittingError} whose `code` is
+   * `"KNT_POOL_SHUTDOWN"`, as do calls still pending when the workers are
+   * stopped.
+   *
+   * Without `delayMs` (and without `worker.resolveAfterFinishingAll`), pending
+   * calls are rejected at once. With `delayMs`, calls already submitted get up
+   * to that many milliseconds to finish, then the pool is forced. With
+   * `worker.resolveAfterFinishingAll: true` and no `delayMs`, it waits for
+   * every submitted call, however long.
+   *
+   * A second call returns the same promise. A `delayMs` that is not a
+   * non-negative number rejects with a `RangeError` and leaves the pool open.
+   *
+   * @param delayMs Milliseconds to let submitted calls finish before forcing.
+   * @default delayMs: none (stop at once, unless `worker.resolveAfterFinishingAll`)
+   */
+  shutdown(delayMs?: number): Promise<void>;
+
+  /**
+   * Starts {@link PoolLifecycle.shutdown} without waiting for it, so that
    * `using pool = createPool()(tasks)` shuts the pool down at scope exit.
    */
   [Symbol.dispose](): void;
+
+  /**
+   * Same as `shutdown()` (the same promise), so that
+   * `await using pool = createPool()(tasks)` waits for the shutdown at scope exit.
+   */
+  [Symbol.asyncDispose](): Promise<void>;
 }
+
+/** A running pool over the tasks in `T`. */
+export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
+  /**
+   * One caller per task, by name: `pool.call.add([1, 2])` runs `add` on a
+   * worker and resolves to its result. The argument may also be a Promise of
+   * the argument type; it is awaited before it is sent. The optional second
+   * argument is {@link CallOptions} (`{ signal }`).
+   *
+   * A call rejects with a {@link KnittingError} when its argument or result
+   * cannot cross to or from the worker, when the task times out (see
+   * {@link TaskTimeout}), when its worker exits ({@link WorkerExitError}), or
+   * when the pool shuts down; with a `DOMException` named `"AbortError"` when
+   * its {@link CallOptions.signal} fires; and with what the task threw when it
+   * throws.
+   *
+   * Calls of an abort-aware task return an {@link AbortablePromise} (with
+   * `reject()`); calls of any other task return a plain `Promise`.
+   */
+  readonly call: { readonly [K in keyof T]: TaskCaller<ArgOf<T[K]>, ResultOf<T[K]>, AbortableOf<T[K]>> };
+}
+
+/**
+ * A pool of one task, made by `task({ f }).createPool(options)`: called as
+ * `pool.call(arg)`. An abort-aware task's calls (`Abortable` is `true`) return
+ * an {@link AbortablePromise}.
+ */
+export interface SingleTaskPool<A, R, Abortable extends boolean = false> extends PoolLifecycle {
+  /**
+   * Runs the task on a worker with `arg` (or the value of a Promise of it)
+   * and resolves to its result; `options` as for {@link Pool.call}.
+   */
+  readonly call: TaskCaller<A, R, Abortable>;
+}
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
 
 /** Sizes of the shared-memory payload region that arguments and results travel through. */
 export interface PayloadOptions {
@@ -112,12 +322,40 @@ export interface PayloadOptions {
   maxPayloadBytes?: number;
 }
 
-/** How each worker thread is started. */
+/**
+ * `worker.bootstrap`: a module that each worker imports before it loads any
+ * task module (to install globals, open connections, read configuration...).
+ */
+export interface BootstrapOptions {
+  /**
+   * The module's URL, or a path relative to the module that calls
+   * `createPool` (resolved from there, as `new URL(href, callerURL)`).
+   */
+  href: string;
+  /**
+   * The name of a function the module exports. The worker calls it with
+   * {@link BootstrapOptions.data} and awaits it before loading the tasks. If
+   * the module fails to load, has no such function, or the function throws or
+   * rejects, the pool fails to start (`pool.ready` and every call reject with
+   * that error).
+   * @default none: the module is only imported
+   */
+  name?: string;
+  /**
+   * The argument passed to the `name` export. It is copied to each worker
+   * (structured clone), so it must be cloneable.
+   * @default undefined
+   */
+  data?: unknown;
+}
+
+/** How each worker thread is started, watched and stopped. */
 export interface WorkerOptions {
   /**
    * V8 heap limits for each worker (as `new Worker(file, { resourceLimits })`).
    * A worker that runs out rejects the calls it held with a `WorkerExitError`
    * and is replaced.
+   * @default none (Node's defaults)
    */
   resourceLimits?: {
     maxOldGenerationSizeMb?: number;
@@ -125,19 +363,51 @@ export interface WorkerOptions {
     codeRangeSizeMb?: number;
     stackSizeMb?: number;
   };
+  /**
+   * Milliseconds (a positive number) a call may run on a worker. A call that a worker has started
+   * and that runs longer (a synchronous endless loop, say) gets that worker
+   * terminated and replaced: the call rejects with a {@link KnittingError}
+   * whose `code` is `"KNT_HARD_TIMEOUT"`, and the other calls that worker
+   * held reject with a {@link WorkerExitError} (they are not re-run). Unlike
+   * a task's `timeout`, this stops the running code.
+   * @default none (no limit)
+   */
+  hardTimeoutMs?: number;
+  /**
+   * When `true`, `shutdown()` (without `delayMs`) lets every call already
+   * submitted finish before it stops the workers; calls made meanwhile
+   * reject with `"KNT_POOL_SHUTDOWN"`. When `false`, `shutdown()` without
+   * `delayMs` rejects pending calls at once.
+   * @default false
+   */
+  resolveAfterFinishingAll?: boolean;
+  /**
+   * A module each worker imports, awaiting its export `name` called with
+   * `data`, before it loads the task modules; see {@link BootstrapOptions}.
+   * @default none
+   */
+  bootstrap?: BootstrapOptions;
 }
 
-/** Options for {@link createPool}. */
+/** Options for {@link createPool} (and a task's `createPool`). */
 export interface PoolOptions {
   /**
-   * Number of worker threads.
+   * Number of worker threads (an integer from 1 to 1024).
    * @default os.availableParallelism() - 1, and at least 1
    */
   threads?: number;
   /** Sizes of the shared payload region; see {@link PayloadOptions}. */
   payload?: PayloadOptions;
-  /** How each worker thread is started; see {@link WorkerOptions}. */
+  /** How each worker thread is started, watched and stopped; see {@link WorkerOptions}. */
   worker?: WorkerOptions;
+  /**
+   * How many calls of abort-aware tasks may be in flight at once (each holds
+   * an abort flag in shared memory until it settles). One more rejects at
+   * once with a `RangeError` whose `code` is `"KNT_ABORT_SIGNALS_EXHAUSTED"`.
+   * An integer from 0 to 1048576.
+   * @default 1024
+   */
+  abortSignalCapacity?: number;
   /**
    * Prints lifecycle traces (workers started, ready, exited; shutdown) on
    * stderr. `KNITTING_DEBUG=1` in the environment turns them on for every pool.
@@ -146,6 +416,10 @@ export interface PoolOptions {
   debug?: boolean;
 }
 
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
 /**
  * Error codes used by knitting-native:
  * - `"KNT_ERROR_0"`: a function cannot be sent to or from a worker.
@@ -153,25 +427,154 @@ export interface PoolOptions {
  * - `"KNT_ERROR_2"`: serialization failed.
  * - `"KNT_ERROR_3"`: the value is unsupported, or its encoded size is over
  *   the payload limit (`payload.maxPayloadBytes`; then the error is a `RangeError`).
+ * - `"KNT_POOL_SHUTDOWN"`: the pool was shut down before the call settled, or
+ *   the call was made after `shutdown()`.
+ * - `"KNT_WORKER_EXIT"`: the worker holding the call exited (a {@link WorkerExitError}).
+ * - `"KNT_TASK_TIMEOUT"`: the task's `timeout` (a number, or `{ time }` alone) passed.
+ * - `"KNT_HARD_TIMEOUT"`: the call ran longer than `worker.hardTimeoutMs`; its
+ *   worker was terminated and replaced.
+ * - `"KNT_ABORT_SIGNALS_EXHAUSTED"`: more abort-aware calls in flight than
+ *   `abortSignalCapacity` (the error is a `RangeError`).
  */
-export type KnittingErrorCode = "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3";
+export type KnittingErrorCode =
+  | "KNT_ERROR_0"
+  | "KNT_ERROR_1"
+  | "KNT_ERROR_2"
+  | "KNT_ERROR_3"
+  | "KNT_POOL_SHUTDOWN"
+  | "KNT_WORKER_EXIT"
+  | "KNT_TASK_TIMEOUT"
+  | "KNT_HARD_TIMEOUT"
+  | "KNT_ABORT_SIGNALS_EXHAUSTED";
 
 /**
- * An error a call rejects with when a value cannot cross between threads.
- * `code` says why; see {@link KnittingErrorCode}. Errors thrown by a task's own
- * function keep their own `code`, if any (hence `| string`).
+ * An error a call rejects with when a value cannot cross between threads, or
+ * the pool cannot complete it. `code` says why; see {@link KnittingErrorCode}.
+ * Errors thrown by a task's own function keep their own `code`, if any (hence
+ * `| string`).
  */
 export interface KnittingError extends Error {
   code?: KnittingErrorCode | (string & {});
 }
 
 /**
+ * The error a call rejects with when the worker holding it exits before
+ * answering (it crashed, ran out of memory, called `process.exit`, or was
+ * terminated for another call's `worker.hardTimeoutMs`; then `cause` is that
+ * call's `"KNT_HARD_TIMEOUT"` error). The pool replaces the worker; the call
+ * is not re-run. Made by the pool; test for it with `instanceof`.
+ */
+export declare class WorkerExitError extends Error {
+  constructor(lane: number, threadId: number, exitCode: number, cause?: unknown);
+  readonly name: "WorkerExitError";
+  readonly code: "KNT_WORKER_EXIT";
+  /** Index of the pool's worker (its lane) that exited, from 0. */
+  readonly lane: number;
+  /** The exited worker's `threadId`. */
+  readonly threadId: number;
+  /** The exited worker's exit code. */
+  readonly exitCode: number;
+}
+
+/** The codes of the codec's errors, by what went wrong (see {@link KnittingErrorCode}). */
+export declare const CODEC_ERRORS: {
+  /** A function cannot be sent (`TypeError`). */
+  readonly FUNCTION: "KNT_ERROR_0";
+  /** A symbol cannot be sent (`TypeError`). */
+  readonly SYMBOL: "KNT_ERROR_1";
+  /** Serialization failed (`TypeError`). */
+  readonly SERIALIZE: "KNT_ERROR_2";
+  /** Over `payload.maxPayloadBytes`, or the payload region is exhausted (`RangeError`). */
+  readonly LIMIT: "KNT_ERROR_3";
+};
+
+// ---------------------------------------------------------------------------
+// Functions
+// ---------------------------------------------------------------------------
+
+// task() and importTask() each have four overloads: abort-aware or not, and
+// with a timeout that resolves with `undefined` (`{ time, maybe: true }`, or
+// `{ time, default: undefined }`) or not. Each `maybe` overload comes before
+// its other one, which would take `default: undefined` too; the plain one
+// comes last because, when no overload matches, TypeScript reports the last
+// overload's error.
+
+/**
+ * Defines an abort-aware task (`abortSignal: { hasAborted: true }` or `true`)
+ * whose calls resolve with `undefined` when they time out
+ * (`timeout: { time, maybe: true }`): its result type is `R | undefined`.
+ *
+ * `f` runs inside the pool's workers with the call's argument and an
+ * {@link AbortSignalToolkit} (`signal.hasAborted()` turns `true` once the host
+ * aborts the call: its timeout, the caller's `AbortSignal`, or the call
+ * promise's `reject()`). Calls return an {@link AbortablePromise}.
+ * Otherwise as the plain overload (the last one).
+ */
+export declare function task<A = void, R = unknown>(def: {
+  /** The task's function, run in a worker with the call's argument and an abort toolkit. */
+  f: (arg: A, signal: AbortSignalToolkit) => R | Promise<R>;
+  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  timeout: MaybeTimeout;
+  /** Makes the task abort-aware: `f` gets `signal`, calls get `reject()`. @default not abort-aware */
+  abortSignal: AbortSignalOption;
+}): Task<A, R | undefined, true>;
+/**
+ * Defines an abort-aware task (`abortSignal: { hasAborted: true }`, or
+ * `true`): `f` gets a second parameter, an {@link AbortSignalToolkit}, whose
+ * `hasAborted()` turns `true` once the host aborts the call (its timeout, the
+ * caller's `AbortSignal`, or the call promise's `reject()`), so that it can
+ * stop early. Calls return an {@link AbortablePromise}. Each call in flight
+ * holds one of the pool's `abortSignalCapacity` abort flags.
+ * Otherwise as the plain overload (the last one).
+ *
+ * @example
+ * export const crunch = task({
+ *   abortSignal: { hasAborted: true },
+ *   f: (n: number, signal) => { let i = 0; while (i < n && !signal.hasAborted()) i++; return i; },
+ * });
+ * const p = pool.call.crunch(1e9);
+ * setTimeout(() => p.reject(new Error("enough")), 100);
+ */
+export declare function task<A = void, R = unknown>(def: {
+  /** The task's function, run in a worker with the call's argument and an abort toolkit. */
+  f: (arg: A, signal: AbortSignalToolkit) => R | Promise<R>;
+  /** A time limit on each call; see {@link TaskTimeout}. `default` must be of the result type. @default no timeout */
+  timeout?: DefiniteTimeout<NoInfer<R>>;
+  /** Makes the task abort-aware: `f` gets `signal`, calls get `reject()`. @default not abort-aware */
+  abortSignal: AbortSignalOption;
+}): Task<A, R, true>;
+/**
+ * Defines a task whose calls resolve with `undefined` when they time out
+ * (`timeout: { time, maybe: true }`): its result type is `R | undefined`.
+ * Otherwise as the plain overload (the last one).
+ *
+ * @example
+ * export const lookup = task({ timeout: { time: 100, maybe: true }, f: (key: string) => slowLookup(key) });
+ * const hit: number | undefined = await pool.call.lookup("a");
+ */
+export declare function task<A = void, R = unknown>(def: {
+  /** The task's function, run in a worker with the call's argument. */
+  f: (arg: A) => R | Promise<R>;
+  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  timeout: MaybeTimeout;
+  /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
+  abortSignal?: undefined;
+}): Task<A, R | undefined>;
+/**
  * Defines a task: `f` runs inside the pool's workers on the one argument of
  * each call, and may be sync or async. Export the result from a module and
- * hand it to the function returned by {@link createPool}.
+ * hand it to the function returned by {@link createPool} (or call its own
+ * `createPool`). Call `task()` at the top level of a module: the worker
+ * re-imports that module and finds the task by its position in it.
  *
  * `A` and `R` are inferred from `f` (`R` is the awaited result). A task whose
  * `f` takes no parameter gets `A = void` and is called as `pool.call.name()`.
+ *
+ * - `timeout`: a time limit on each call; see {@link TaskTimeout}. Default:
+ *   none. With `{ time, maybe: true }` the result type is `R | undefined`
+ *   (another overload).
+ * - `abortSignal: { hasAborted: true }` (or `true`): the task is abort-aware
+ *   (other overloads). Default: not abort-aware.
  *
  * Values that can cross between threads: primitives (including bigint), plain
  * objects and arrays, `Date`, typed arrays, `ArrayBuffer`, `DataView`,
@@ -180,14 +583,97 @@ export interface KnittingError extends Error {
  *
  * @example
  * export const add = task({ f: ([a, b]: [number, number]) => a + b });
+ * export const rate = task({ timeout: { time: 500, default: 1 }, f: async (pair: string) => fetchRate(pair) });
  */
 export declare function task<A = void, R = unknown>(def: {
+  /** The task's function, run in a worker with the call's argument. */
   f: (arg: A) => R | Promise<R>;
+  /** A time limit on each call; see {@link TaskTimeout}. `default` must be of the result type. @default no timeout */
+  timeout?: DefiniteTimeout<NoInfer<R>>;
+  /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
+  abortSignal?: undefined;
+}): Task<A, R>;
+
+/**
+ * Declares an abort-aware task whose function the worker imports, with
+ * `timeout: { time, maybe: true }` (result type `R | undefined`). The export
+ * gets an {@link AbortSignalToolkit} as its second parameter; calls return an
+ * {@link AbortablePromise}. Otherwise as the plain overload (the last one).
+ */
+export declare function importTask<A = unknown, R = unknown>(def: {
+  /** The module's URL, or a path relative to the calling module. */
+  href: string;
+  /** The export's name. @default "default" */
+  name?: string;
+  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  timeout: MaybeTimeout;
+  /** Makes the task abort-aware: the export gets `signal`, calls get `reject()`. @default not abort-aware */
+  abortSignal: AbortSignalOption;
+}): Task<A, R | undefined, true>;
+/**
+ * Declares an abort-aware task whose function the worker imports
+ * (`abortSignal: { hasAborted: true }` or `true`): the export gets an
+ * {@link AbortSignalToolkit} as its second parameter, and calls return an
+ * {@link AbortablePromise}. Otherwise as the plain overload (the last one).
+ */
+export declare function importTask<A = unknown, R = unknown>(def: {
+  /** The module's URL, or a path relative to the calling module. */
+  href: string;
+  /** The export's name. @default "default" */
+  name?: string;
+  /** A time limit on each call; see {@link TaskTimeout}. `default` must be of type `R`. @default no timeout */
+  timeout?: DefiniteTimeout<NoInfer<R>>;
+  /** Makes the task abort-aware: the export gets `signal`, calls get `reject()`. @default not abort-aware */
+  abortSignal: AbortSignalOption;
+}): Task<A, R, true>;
+/**
+ * Declares a task whose function the worker imports, with
+ * `timeout: { time, maybe: true }`: the result type is `R | undefined`.
+ * Otherwise as the plain overload (the last one).
+ */
+export declare function importTask<A = unknown, R = unknown>(def: {
+  /** The module's URL, or a path relative to the calling module. */
+  href: string;
+  /** The export's name. @default "default" */
+  name?: string;
+  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  timeout: MaybeTimeout;
+  /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
+  abortSignal?: undefined;
+}): Task<A, R | undefined>;
+/**
+ * Declares a task whose function the *worker* imports from another module:
+ * the export `name` of the module at `href`. The host never evaluates that
+ * module, so its types cannot be inferred: give the argument and result types
+ * as `importTask<A, R>(...)` (both default to `unknown`). Call it at the top
+ * level of a module, like {@link task}.
+ *
+ * - `href`: the module's URL, or a path relative to the module that calls
+ *   `importTask` (resolved as `new URL(href, callerURL)`).
+ * - `name`: the export's name. Default: `"default"`.
+ * - `timeout`, `abortSignal`: as for {@link task} (other overloads take
+ *   `maybe: true` and `abortSignal`). Defaults: no timeout, not abort-aware.
+ *
+ * A missing export, or one that is not a function, rejects the task's calls.
+ *
+ * @example
+ * export const resize = importTask<{ width: number }, Uint8Array>({ href: "./resize.mjs", name: "resize" });
+ */
+export declare function importTask<A = unknown, R = unknown>(def: {
+  /** The module's URL, or a path relative to the calling module. */
+  href: string;
+  /** The export's name. @default "default" */
+  name?: string;
+  /** A time limit on each call; see {@link TaskTimeout}. `default` must be of type `R`. @default no timeout */
+  timeout?: DefiniteTimeout<NoInfer<R>>;
+  /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
+  abortSignal?: undefined;
 }): Task<A, R>;
 
 /**
  * Makes a pool factory: call the returned function with the tasks, keyed by
- * name, to start the workers and get a {@link Pool}.
+ * name, to start the workers and get a {@link Pool}. Bare functions among the
+ * tasks must be exported from the module that calls it.
  *
  * @example
  * const pool = createPool({ threads: 2 })({ add, hello });
@@ -203,7 +689,8 @@ export declare const isMain: boolean;
 
 /**
  * The id knitting gives a task defined in the module at `href`: FNV-1a (32-bit)
- * over the UTF-16 code units of `href`, then over `at` (the task's position).
+ * over the UTF-16 code units of `href`, then over `at` (the task's position:
+ * the count of `task()` and `importTask()` calls made before it in that module).
  */
 export declare function stableTaskID(href: string, at: number): number;
 

@@ -236,3 +236,37 @@ test("task() validates timeout and abortSignal", () => {
   assert.throws(() => task({ f: () => 1, abortSignal: { hasAborted: "yes" } }), { name: "TypeError", message: /abortSignal/ });
   assert.throws(() => task({ f: () => 1, extra: 1 }), { name: "TypeError", message: /unknown key extra/ });
 });
+
+test("every abort-aware call carries reject(): promise arguments, early rejections", async () => {
+  const pool = createPool({ threads: 1, abortSignalCapacity: 1 })({ watchAbort: t.watchAbort });
+  try {
+    // A promise argument: reject() before it resolves, and after.
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const waiting = pool.call.watchAbort(gate);
+    assert.equal(typeof waiting.reject, "function");
+    waiting.reject(new Error("gave up early"));
+    release(5);
+    await assert.rejects(waiting, /gave up early/);
+
+    const later = pool.call.watchAbort(Promise.resolve(2000));
+    await new Promise((r) => setTimeout(r, 30));
+    later.reject(new Error("gave up later"));
+    await assert.rejects(later, /gave up later/);
+    // Its worker sees the abort and answers; then its abort word is free again.
+    await new Promise((r) => setTimeout(r, 200));
+
+    // Rejected at once (no abort signal left while one call holds it): reject() is a no-op.
+    const holder = pool.call.watchAbort(50);
+    const refused = pool.call.watchAbort(1);
+    assert.equal(typeof refused.reject, "function");
+    refused.reject(new Error("ignored"));
+    await assert.rejects(refused, { code: "KNT_ABORT_SIGNALS_EXHAUSTED" });
+    assert.equal(await holder, "not aborted");
+  } finally {
+    await pool.shutdown();
+  }
+  const closed = pool.call.watchAbort(1);
+  assert.equal(typeof closed.reject, "function");
+  await assert.rejects(closed, /shut down/);
+});

@@ -245,21 +245,26 @@ class Pool {
     if (call.signal >= 0) Atomics.store(this.i32, this.abortBase + call.signal, 1);
   }
 
+  /** A call that settles before it is placed (rejected at once, or waiting for its argument). */
+  early(task, promise) {
+    // An abort-aware call's promise always carries reject(); settled, it does nothing.
+    if (this.table[task].abortAware && promise.reject === undefined) promise.reject = () => {};
+    return promise;
+  }
+
   submit(task, arg, callOptions) {
-    if (this.state !== OPEN) return Promise.reject(shutdownError());
-    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.state !== OPEN) return this.early(task, Promise.reject(shutdownError()));
+    if (this.failure !== null) return this.early(task, Promise.reject(this.failure));
     let abortSignal = null;
     if (callOptions !== undefined) {
       try {
         abortSignal = checkCallOptions(callOptions, this.table[task].name);
       } catch (err) {
-        return Promise.reject(err);
+        return this.early(task, Promise.reject(err));
       }
-      if (abortSignal !== null && abortSignal.aborted) return Promise.reject(abortError(abortSignal.reason));
+      if (abortSignal !== null && abortSignal.aborted) return this.early(task, Promise.reject(abortError(abortSignal.reason)));
     }
-    if (arg instanceof Promise) {
-      return arg.then((value) => (abortSignal !== null && abortSignal.aborted ? Promise.reject(abortError(abortSignal.reason)) : this.submit(task, value, callOptions)));
-    }
+    if (arg instanceof Promise) return this.submitAfter(task, arg, callOptions, abortSignal);
     const entry = this.table[task];
     const call = new Call(task, arg, this.nextCallId++ | 0);
     const promise = new Promise((resolve, reject) => {
@@ -270,7 +275,7 @@ class Pool {
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {
         this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
-        return promise;
+        return this.early(task, promise);
       }
       call.signal = this.freeSignals.pop();
       Atomics.store(this.i32, this.abortBase + call.signal, 0);
@@ -303,6 +308,33 @@ class Pool {
       setImmediate(this.drainBound);
     }
     return promise;
+  }
+
+  /** A call whose argument is a promise: submitted once it resolves. */
+  submitAfter(task, argPromise, callOptions, abortSignal) {
+    let inner = null;
+    let rejectOuter;
+    let abortedWith = null;
+    const outer = new Promise((resolve, reject) => {
+      rejectOuter = reject;
+      argPromise.then((value) => {
+        if (abortedWith !== null) return;
+        if (abortSignal !== null && abortSignal.aborted) {
+          reject(abortError(abortSignal.reason));
+          return;
+        }
+        inner = this.submit(task, value, callOptions);
+        inner.then(resolve, reject);
+      }, reject);
+    });
+    if (this.table[task].abortAware) {
+      outer.reject = (reason) => {
+        if (inner !== null) inner.reject(reason);
+        else abortedWith = { reason };
+        rejectOuter(reason);
+      };
+    }
+    return outer;
   }
 
   onTimeout(call, entry) {

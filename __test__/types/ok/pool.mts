@@ -1,5 +1,5 @@
 // The README example, with assertions that inference is exact.
-import { createPool, isMain, stableTaskID, type Pool, type PoolOptions, type Task } from "knitting-native";
+import { createPool, isMain, stableTaskID, type CallOptions, type Pool, type PoolOptions, type Task } from "knitting-native";
 import { add, hello, square, noArg, asyncNoArg, optionalArg, toDate, sum, big, bytes, now, user, len } from "./tasks.mjs";
 import type { Assert, Equal } from "./equal.mjs";
 
@@ -42,7 +42,7 @@ type _user = Assert<Equal<typeof u, { id: number; name: string; tags: string[]; 
 type _callReturnsPromise = Assert<Equal<ReturnType<typeof pool.call.add>, Promise<number>>>;
 
 // Arguments, exactly.
-type _addArg = Assert<Equal<Parameters<typeof pool.call.add>, [arg: [number, number] | Promise<[number, number]>]>>;
+type _addArg = Assert<Equal<Parameters<typeof pool.call.add>, [arg: [number, number] | Promise<[number, number]>, options?: CallOptions]>>;
 type _helloArg = Assert<Equal<Parameters<typeof pool.call.hello>[0], string | Promise<string>>>;
 type _squareArg = Assert<Equal<Parameters<typeof pool.call.square>[0], number | Promise<number>>>;
 
