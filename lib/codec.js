@@ -233,7 +233,8 @@ class Encoder {
 
   _nodeBuffer() {
     let nb = this.nb;
-    if (nb === null) nb = this.nb = Buffer.from(this.cacheBuf);
+    // As in sourceBuffer(): a grown shared buffer needs a new, longer Buffer.
+    if (nb === null || nb.length < this.bo + this.u8.length) nb = this.nb = Buffer.from(this.cacheBuf);
     return nb;
   }
 
@@ -582,7 +583,7 @@ class Encoder {
     const a = this.seenA;
     const m = n < SEEN_LINEAR ? n : SEEN_LINEAR;
     for (let i = 0; i < m; i++) a[i] = undefined; // do not keep user objects alive
-    if (n >= SEEN_LINEAR) this.seenS.clear();
+    if (n >= SEEN_LINEAR && this.seenS !== null) this.seenS.clear();
     this.seenN = 0;
   }
 
@@ -1076,7 +1077,9 @@ function shortLatin1(u8, p, n) {
 
 function sourceBuffer() {
   let nb = dNb;
-  if (nb === null) nb = dNb = Buffer.from(dBufKey);
+  // A Buffer over a growable SharedArrayBuffer keeps the length it was made
+  // with: make a new one when the buffer has grown past it.
+  if (nb === null || nb.length < dBo + dEnd) nb = dNb = Buffer.from(dBufKey);
   return nb;
 }
 

@@ -53,4 +53,11 @@ function signalsExhaustedError(capacity, name) {
   return err;
 }
 
-module.exports = { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError };
+/** An argument that cannot even be inspected (a revoked Proxy, say). */
+function unreadableError(cause) {
+  const err = new TypeError(`knitting-native: the argument cannot be read, so it cannot be sent: ${cause && cause.message}`, { cause });
+  err.code = "KNT_ERROR_2";
+  return err;
+}
+
+module.exports = { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError };

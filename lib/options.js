@@ -4,6 +4,8 @@
 const os = require("node:os");
 
 const MIB = 1024 * 1024;
+/** Smallest payload region accepted (payloadInitialBytes, payloadMaxByteLength). */
+const MIN_REGION_BYTES = 4096;
 const DEFAULTS = Object.freeze({
   payloadInitialBytes: 4 * MIB,
   payloadMaxByteLength: 64 * MIB,
@@ -53,7 +55,15 @@ function integerIn(value, name, min, max) {
   return value;
 }
 
-const RESOURCE_LIMITS = ["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"];
+// Worker heap limits and the largest value of each that starts a worker here
+// (past these, V8 aborts the whole process or the worker fails to start
+// with an error that names no option).
+const RESOURCE_LIMITS = {
+  maxOldGenerationSizeMb: 131072,
+  maxYoungGenerationSizeMb: 4096,
+  codeRangeSizeMb: 4096,
+  stackSizeMb: 1024,
+};
 
 /** The `worker` group: how each worker thread is started and stopped. */
 function resolveWorker(worker) {
@@ -63,13 +73,16 @@ function resolveWorker(worker) {
   checkKeys(worker, ["resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap"], "worker.");
   if (worker.resourceLimits !== undefined) {
     checkObject(worker.resourceLimits, "worker.resourceLimits");
-    checkKeys(worker.resourceLimits, RESOURCE_LIMITS, "worker.resourceLimits.");
+    checkKeys(worker.resourceLimits, Object.keys(RESOURCE_LIMITS), "worker.resourceLimits.");
     out.resourceLimits = {};
-    for (const key of RESOURCE_LIMITS) {
+    for (const [key, max] of Object.entries(RESOURCE_LIMITS)) {
       const value = worker.resourceLimits[key];
       if (value === undefined) continue;
-      if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-        throw new RangeError(`knitting-native: worker.resourceLimits.${key} must be a positive number of MB, got ${describe(value)}`);
+      if (typeof value !== "number") {
+        throw new TypeError(`knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`);
+      }
+      if (!(value > 0 && value <= max)) {
+        throw new RangeError(`knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`);
       }
       out.resourceLimits[key] = value;
     }
@@ -117,7 +130,9 @@ function resolveOptions(options, maxLanes, maxAbortSlots) {
   const max = 4 * 1024 * MIB; // a SharedArrayBuffer's practical ceiling here
   const resolved = { ...DEFAULTS };
   for (const key of Object.keys(DEFAULTS)) {
-    if (payload[key] !== undefined) resolved[key] = integerIn(payload[key], `payload.${key}`, 1, max);
+    // The region itself needs room for its allocator's header and a block.
+    const min = key === "maxPayloadBytes" ? 1 : MIN_REGION_BYTES;
+    if (payload[key] !== undefined) resolved[key] = integerIn(payload[key], `payload.${key}`, min, max);
   }
   if (resolved.payloadInitialBytes > resolved.payloadMaxByteLength) {
     throw new RangeError(

@@ -12,7 +12,7 @@ const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
-const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError } = require("./errors.js");
+const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 
 const WORKER_FILE = join(__dirname, "worker.js");
@@ -130,7 +130,16 @@ class Pool {
     if (this.debug) {
       this.debug("lifecycle", `created: ${lanes} workers, tasks ${table.map((e) => e.name).join(", ")}`);
     }
-    for (let i = 0; i < lanes; i++) this.spawn(i);
+    try {
+      for (let i = 0; i < lanes; i++) this.spawn(i);
+    } catch (err) {
+      // Nothing may outlive a pool that failed to start: no waiter thread,
+      // no worker, no held region.
+      this.state = CLOSED;
+      this.doorbell.close();
+      for (const worker of this.workers) if (worker !== null) worker.terminate();
+      throw err;
+    }
 
     this.call = Object.create(null);
     table.forEach((entry, index) => {
@@ -183,9 +192,19 @@ class Pool {
         this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
         return;
       }
-      const killedFor = this.lanes[lane].killedFor;
-      const cause = killedFor || reported || undefined;
-      const held = this.lanes[lane].reset();
+      const hostLane = this.lanes[lane];
+      const cause = hostLane.killedFor || reported || undefined;
+      // Answers it published before dying are real results: deliver them.
+      this.drainLane(hostLane);
+      // A slot it still held may own a payload block: an unread request's,
+      // or a response it wrote but never published (the worker clears EXT
+      // before it frees a request's block, so a block is never freed twice).
+      for (let slot = 0; slot < L.slotCount; slot++) {
+        if (hostLane.calls[slot] === null) continue;
+        const ext = this.i32[hostLane.slotWord(slot) + 3];
+        if (ext !== NO_EXT) this.freePayload(ext);
+      }
+      const held = hostLane.reset();
       this.inFlight -= held.length;
       for (const call of held) {
         this.releaseSignal(call);
@@ -264,7 +283,14 @@ class Pool {
       }
       if (abortSignal !== null && abortSignal.aborted) return this.early(task, Promise.reject(abortError(abortSignal.reason)));
     }
-    if (arg instanceof Promise) return this.submitAfter(task, arg, callOptions, abortSignal);
+    let isPromise;
+    try {
+      isPromise = arg instanceof Promise;
+    } catch (err) {
+      // A revoked Proxy, or a getPrototypeOf trap that throws.
+      return this.early(task, Promise.reject(unreadableError(err)));
+    }
+    if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal);
     const entry = this.table[task];
     const call = new Call(task, arg, this.nextCallId++ | 0);
     const promise = new Promise((resolve, reject) => {
@@ -440,17 +466,8 @@ class Pool {
     let settled = 0;
     const lanes = this.lanes;
     for (let i = 0; i < lanes.length; i++) {
-      const lane = lanes[i];
-      if (lane.inFlight === 0) continue;
-      let finished = lane.takeFinished();
-      while (finished !== 0) {
-        const slot = lowestBit(finished);
-        finished &= finished - 1;
-        this.settle(lane, slot);
-        settled++;
-      }
+      if (lanes[i].inFlight !== 0) settled += this.drainLane(lanes[i]);
     }
-    this.inFlight -= settled;
     this.pump();
     if (this.inFlight === 0 || this.state === CLOSED) return;
     if (settled > 0) this.idleHops = 0;
@@ -471,6 +488,28 @@ class Pool {
       this.armed = false;
       this.drainScheduled = true;
       setImmediate(this.drainBound);
+    }
+  }
+
+  /** Settles every response a lane has published; returns how many. */
+  drainLane(lane) {
+    let finished = lane.takeFinished();
+    let settled = 0;
+    while (finished !== 0) {
+      const slot = lowestBit(finished);
+      finished &= finished - 1;
+      this.settle(lane, slot);
+      settled++;
+    }
+    this.inFlight -= settled;
+    return settled;
+  }
+
+  freePayload(ext) {
+    try {
+      this.payload.arena.free(ext >>> 0);
+    } catch (err) {
+      if (this.debug) this.debug("host", `payload block ${ext >>> 0} could not be freed: ${err.message}`);
     }
   }
 
@@ -517,7 +556,7 @@ class Pool {
     this.releaseSignal(call);
     if (call.done) {
       // Timed out or aborted before the worker answered: drop the late result.
-      if (ext !== NO_EXT) this.payload.arena.free(ext >>> 0);
+      if (ext !== NO_EXT) this.freePayload(ext);
       return;
     }
     let value;

@@ -50,6 +50,8 @@ function buildTaskTable(tasks, poolHref) {
     const value = tasks[name];
     if (isTask(value)) {
       const entry = { name, kind: value.kind, href: value.href, id: value.id, at: value.at };
+      // The worker checks that the function at this position is this one.
+      if (value.kind === "task") entry.source = Function.prototype.toString.call(value.f);
       if (value.kind === "import") entry.exportName = value.name;
       entry.abortAware = value.abortAware;
       entry.timeout = value.timeout;

@@ -64,6 +64,15 @@ async function loadTasks() {
             "when the worker imported that module; declare tasks at the module's top level, unconditionally",
         );
       }
+      if (Function.prototype.toString.call(found.f) !== entry.source) {
+        // Same position, other function: task() calls differ between host
+        // and worker (one of them runs only on one side).
+        throw new Error(
+          `knitting-native: task "${entry.name}" is task() #${entry.at} of ${entry.href} in the host, but that ` +
+            "position holds a different function in the worker; declare every task() at the module's top level, " +
+            "unconditionally, so host and workers count them alike",
+        );
+      }
       return found.f;
     }
     if (entry.kind === "import") {
@@ -147,7 +156,15 @@ function run(slot) {
   let result;
   i32[w + 5] = 1; // STARTED: the host's hard timeout now counts this call as running
   try {
-    const arg = ext === NO_EXT ? decode(u8, lane.slotPayload(slot), len) : payload.read(ext >>> 0, len);
+    let arg;
+    if (ext === NO_EXT) {
+      arg = decode(u8, lane.slotPayload(slot), len);
+    } else {
+      // Clear EXT before the block is freed: if this worker dies in between,
+      // the host then leaks the block instead of freeing it twice.
+      i32[w + 3] = NO_EXT;
+      arg = payload.read(ext >>> 0, len);
+    }
     result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
   } catch (err) {
     respond(slot, STATUS_THROWN, err);

@@ -13,6 +13,8 @@
 pub mod dispatcher;
 pub mod doorbell;
 pub mod memory;
+#[cfg(test)]
+mod model;
 pub mod spin;
 pub mod task_id;
 
