@@ -6,6 +6,8 @@
 //                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
+//   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
+//                      workloads -> bench/report.md + bench/report.svg)
 //
 // Each pool runs in child processes forked from this script (a fresh one per
 // rep, see main()), one at a time, never concurrently. That keeps the pools
@@ -13,14 +15,13 @@
 // crashes its process or hangs is reported for its row while the others still
 // run. Each child warms its pool up, measures, and shuts the pool down before
 // the next child starts. Progress goes to stderr; the report goes to stdout.
-import { fork } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
-import { median, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
-
-const hrtime = process.hrtime.bigint;
+import { median, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
+import { superviseChild, cpuInfo } from "./lib/supervise.mjs";
+import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
+import { computeTargets, formatTargets } from "./lib/targets.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -39,6 +40,9 @@ const USAGE = `usage: node bench/run.mjs [options]
   --one-process      run all reps of a pool in one child process (default: a fresh
                      child per rep, pools taking turns rep by rep)
   --inproc           run the pools in this process instead of child processes (debugging)
+  --report           the full report instead (adds tinypool and workerpool and more
+                     workloads; writes bench/report.md and bench/report.svg):
+                     see node bench/run.mjs --report --help
   -h, --help         this text`;
 
 function parseArgs(argv) {
@@ -188,79 +192,7 @@ function firstLines(s, n) {
 }
 
 // ---- workloads ----------------------------------------------------------------
-
-// Calls completed in the current workload; the child reports it every second so
-// the parent can tell a stalled pool (no call completes) from a slow one.
-const progress = { done: 0, total: 0 };
-
-/**
- * `total` calls add(i, 1) with `window` calls outstanding at all times: each of
- * `window` lanes starts its next call as soon as its previous one settles.
- */
-async function tinyCalls(add, total, window) {
-  let next = 0;
-  let mismatches = 0;
-  let errors = 0;
-  let firstMismatch = null;
-  let firstError = null;
-  progress.done = 0;
-  progress.total = total;
-  const lane = async () => {
-    while (next < total) {
-      const i = next++;
-      let r;
-      try {
-        r = await add(i, 1);
-        progress.done++;
-      } catch (err) {
-        progress.done++;
-        errors++;
-        firstError ??= err;
-        continue;
-      }
-      if (r !== i + 1) {
-        mismatches++;
-        firstMismatch ??= { i, expected: i + 1, got: r };
-      }
-    }
-  };
-  const lanes = new Array(Math.min(window, total));
-  const t0 = hrtime();
-  for (let k = 0; k < lanes.length; k++) lanes[k] = lane();
-  await Promise.all(lanes);
-  const ns = Number(hrtime() - t0);
-  if (errors > 0) {
-    const e = new Error(`${errors} of ${total} calls rejected; first: ${firstError?.stack ?? firstError}`);
-    throw e;
-  }
-  return { total, ns, callsPerSec: total / (ns / 1e9), mismatches, firstMismatch };
-}
-
-/** `n` sequential `await add(i, 1)`, each timed with process.hrtime.bigint(). */
-async function sequential(add, n) {
-  const us = new Float64Array(n);
-  let mismatches = 0;
-  let firstMismatch = null;
-  progress.done = 0;
-  progress.total = n;
-  const t0 = hrtime();
-  for (let i = 0; i < n; i++) {
-    const a = hrtime();
-    const r = await add(i, 1);
-    const b = hrtime();
-    progress.done = i + 1;
-    us[i] = Number(b - a) / 1000;
-    if (r !== i + 1) {
-      mismatches++;
-      firstMismatch ??= { i, expected: i + 1, got: r };
-    }
-  }
-  const ns = Number(hrtime() - t0);
-  const [p50, p90, p99, pmax] = percentiles(us, [50, 90, 99, 100]);
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += us[i];
-  return { n, ns, p50, p90, p99, max: pmax, mean: sum / n, mismatches, firstMismatch };
-}
+// tinyCalls and sequential live in lib/workloads.mjs, shared with --report.
 
 // ---- running one pool (in the child process) -------------------------------------
 
@@ -366,60 +298,10 @@ async function childMain(key, cfg) {
 // ---- running all pools (parent) ---------------------------------------------------
 
 function runInChild(def, cfg) {
-  return new Promise((resolve) => {
-    let result = null;
-    let phase = "starting";
-    let killedFor = null;
-    let phaseStart = Date.now();
-    let lastBeat = Date.now();
-    let lastAdvance = Date.now();
-    let done = 0;
-    let total = 0;
-    const child = fork(fileURLToPath(import.meta.url), ["--child", def.key, "--config", JSON.stringify(cfg)], {
-      execArgv: [...process.execArgv, "--expose-gc"],
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
-    const kill = (why) => {
-      if (killedFor) return;
-      killedFor = `${why}; process killed`;
-      process.stderr.write(`[${def.label}] ${killedFor}\n`);
-      child.kill("SIGKILL");
-    };
-    // Watchdog: a phase that runs too long, calls that stop completing, or a
-    // child whose event loop stops answering at all.
-    const watchdog = setInterval(() => {
-      const now = Date.now();
-      const where = `phase "${phase}"${total ? ` after ${done} of ${total} calls` : ""}`;
-      if (now - phaseStart > cfg.timeoutSec * 1000) {
-        kill(`timed out: ${where}: the phase ran longer than ${cfg.timeoutSec} s`);
-      } else if (now - lastBeat > cfg.stallSec * 1000) {
-        kill(`hung: ${where}: the child's event loop gave no sign of life for ${cfg.stallSec} s (blocked?)`);
-      } else if (total > 0 && done < total && now - lastAdvance > cfg.stallSec * 1000) {
-        kill(`stalled: ${where}: no call completed for ${cfg.stallSec} s (event loop idle, calls never settle)`);
-      }
-    }, 500);
-    child.on("message", (m) => {
-      lastBeat = Date.now();
-      if (m.type === "phase") {
-        phase = m.phase; // the child logs it itself
-        phaseStart = lastAdvance = lastBeat;
-        done = total = 0;
-      } else if (m.type === "progress") {
-        if (m.done !== done || m.total !== total) lastAdvance = lastBeat;
-        done = m.done;
-        total = m.total;
-      } else if (m.type === "result") {
-        result = m.result;
-      }
-    });
-    child.on("exit", (code, signal) => {
-      clearInterval(watchdog);
-      if (result) return resolve(result);
-      const where = `phase "${phase}"${total ? ` after ${done} of ${total} calls` : ""}`;
-      const how = killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during ${where}`;
-      resolve({ key: def.key, label: def.label, status: "error", error: how, tiny: [], seq: [], mismatches: 0 });
-    });
-  });
+  const args = ["--child", def.key, "--config", JSON.stringify(cfg)];
+  return superviseChild(fileURLToPath(import.meta.url), args, def.label, cfg, (how) => ({
+    key: def.key, label: def.label, status: "error", error: how, tiny: [], seq: [], mismatches: 0,
+  }));
 }
 
 async function runInProcess(def, cfg) {
@@ -434,13 +316,14 @@ function summarize(r) {
   return s;
 }
 
-function cpuInfo() {
-  const cpus = os.cpus();
-  const par = typeof os.availableParallelism === "function" ? os.availableParallelism() : cpus.length;
-  return { count: cpus.length, availableParallelism: par, model: cpus[0]?.model?.trim() ?? "unknown" };
-}
 
 async function main() {
+  // --report: the five-pool, eight-workload report (bench/report.mjs), which
+  // writes bench/report.md and bench/report.svg.
+  if (process.argv.includes("--report")) {
+    const { reportMain } = await import("./report.mjs");
+    return reportMain(process.argv.slice(2));
+  }
   const opts = parseArgs(process.argv.slice(2));
   if (opts.child) return childMain(opts.child, opts.config);
 
@@ -588,29 +471,9 @@ async function main() {
   }
 
   // targets
-  const targets = [];
-  const addTarget = (name, value, limit, cmp, detail) => {
-    const ok = Number.isFinite(value) ? (cmp === ">=" ? value >= limit : value <= limit) : null;
-    targets.push({ name, value, limit, cmp, met: ok, detail });
-  };
-  const oursOk = ours && (ours.tiny?.length || ours.seq?.length);
-  addTarget("tiny-call throughput >= 50x piscina", oursOk && pisc ? ours.callsPerSec / pisc.callsPerSec : NaN, 50, ">=",
-    oursOk && pisc ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(pisc.callsPerSec)} calls/s` : "");
-  addTarget("tiny-call throughput >= 8x raw postMessage", oursOk && raw ? ours.callsPerSec / raw.callsPerSec : NaN, 8, ">=",
-    oursOk && raw ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(raw.callsPerSec)} calls/s` : "");
-  addTarget("sequential p50 <= 0.5 x raw postMessage p50", oursOk && raw ? ours.p50 / raw.p50 : NaN, 0.5, "<=",
-    oursOk && raw ? `${fmtUs(ours.p50)} vs ${fmtUs(raw.p50)} µs` : "");
+  const targets = computeTargets(ours, raw, pisc);
   out.push("");
-  out.push("targets (knitting-native):");
-  const tw = Math.max(...targets.map((t) => t.name.length));
-  for (const t of targets) {
-    const verdict = t.met === null ? "n/a (not measured)"
-      : ours.mismatches > 0 ? "INVALID (wrong results)"
-      : ours.status !== "ok" ? (t.met ? "MET (but the pool failed later)" : "NOT MET (and the pool failed)")
-      : t.met ? "MET" : "NOT MET";
-    const val = Number.isFinite(t.value) ? `${fmtRatio(t.value)}`.padStart(7) : "      -";
-    out.push(`  ${t.name.padEnd(tw)}  ${val}  ${verdict.padEnd(7)}${t.detail ? `  (${t.detail})` : ""}`);
-  }
+  out.push(...formatTargets(targets, ours));
 
   const wrong = Object.values(results).filter((r) => r.mismatches > 0);
   const failed = Object.values(results).filter((r) => r.status === "error");

@@ -32,6 +32,13 @@ const STATUS_THROWN = 1;
 // and without the yield, 8 passes gave 1.1-1.5 M calls/s against 2.1-3.1 M
 // with it (a loop of 400,000 calls, 1,000 in flight).
 const FREE_HOPS = 32;
+// The budget adapts between MIN_HOPS and FREE_HOPS: a doorbell wait that
+// lasted longer than LONG_WAIT_MS halves it (polling would not have caught
+// that response, it only took CPU from the workers: with 2,000 x 1 ms tasks
+// on 2 workers a fixed 32 passes cost ~10% of the makespan, `npm run bench
+// -- --report`, workload 4), a short one doubles it back.
+const MIN_HOPS = 2;
+const LONG_WAIT_MS = 0.2;
 
 let nextPoolId = 1;
 
@@ -122,9 +129,14 @@ class Pool {
     this.drainBound = () => this.drain();
     this.flushQueued = false;
     this.flushBound = () => this.flushLanes();
+    this.hopBudget = FREE_HOPS;
+    this.armedAt = 0;
     this.doorbell = new native.HostDoorbell(this.u8, () => {
       // The waiter cleared ARMED before calling.
       this.armed = false;
+      const waited = performance.now() - this.armedAt;
+      if (waited > LONG_WAIT_MS) this.hopBudget = Math.max(MIN_HOPS, this.hopBudget >> 1);
+      else this.hopBudget = Math.min(FREE_HOPS, this.hopBudget << 1);
       this.drain();
     });
     if (this.debug) {
@@ -472,7 +484,7 @@ class Pool {
     if (this.inFlight === 0 || this.state === CLOSED) return;
     if (settled > 0) this.idleHops = 0;
     else this.idleHops++;
-    if (this.idleHops <= FREE_HOPS) {
+    if (this.idleHops <= this.hopBudget) {
       // Let a worker that shares this vCPU run before polling again.
       if (settled === 0) native.yieldNow();
       this.drainScheduled = true;
@@ -482,6 +494,7 @@ class Pool {
     // Nothing for a while: sleep on the doorbell. Arm, then re-check the
     // count: a publication since `counted` means drain now instead.
     this.armed = true;
+    this.armedAt = performance.now();
     Atomics.store(this.i32, W_ARMED, 1);
     if (Atomics.load(this.i32, W_COUNTER) !== counted) {
       Atomics.store(this.i32, W_ARMED, 0);

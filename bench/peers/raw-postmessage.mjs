@@ -70,6 +70,12 @@ export class RawPostMessagePool {
     return this.#send({ id: this.nextId++, v });
   }
 
+  /** spin(i, ms) -> Promise<i>, after the worker busy-spins ms milliseconds */
+  spin(i, ms) {
+    if (this.closed) return Promise.reject(new Error("pool is shut down"));
+    return this.#send({ id: this.nextId++, i, ms });
+  }
+
   async shutdown() {
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.terminate()));

@@ -1,0 +1,129 @@
+// Payloads of the --report payload sweep (echo round trips). Each kind has
+// VARIANTS distinct values, built once before the timed run; call i sends
+// variant i % VARIANTS and checks that it got exactly that variant back, so a
+// result delivered to the wrong call is caught as well as a damaged one.
+
+/** A prime, so that variant numbers do not line up with lanes or windows. */
+export const VARIANTS = 97;
+
+/** Deterministic bytes (xorshift32) so that every variant differs everywhere. */
+function fillBytes(u8, seed) {
+  let x = (seed * 2654435761 + 1) >>> 0 || 1;
+  for (let i = 0; i < u8.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    u8[i] = x & 0xff;
+  }
+  return u8;
+}
+
+function makeString(k) {
+  // 1,024 ASCII characters (so 1,024 bytes as UTF-8), different for every k.
+  const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+  let s = `variant ${String(k).padStart(4, "0")}:`;
+  for (let i = 0; s.length < 1024; i++) s += alphabet[(i * 7 + k * 13) % alphabet.length];
+  return s;
+}
+
+/** 20 fields: numbers, strings, booleans, and a nested array. */
+function makeObject(k) {
+  return {
+    id: k,
+    name: `item-${k}`,
+    active: k % 2 === 0,
+    price: 19.99 + k,
+    quantity: 3 * k + 1,
+    category: ["tools", "garden", "kitchen", "toys"][k % 4],
+    inStock: true,
+    rating: 4.5 - (k % 5) / 10,
+    sku: `SKU-${(100000 + k * 37).toString(36)}`,
+    weight: 0.125 * (k + 1),
+    discontinued: false,
+    createdAt: 1_700_000_000_000 + k * 1000,
+    vendor: "ACME Corporation",
+    views: k * 1009,
+    featured: k % 3 === 0,
+    ratio: k / 97,
+    color: "#" + ((k * 0x10101) & 0xffffff).toString(16).padStart(6, "0"),
+    tags: ["new", `batch-${k % 7}`, "sale"],
+    matrix: [[k, k + 1, k + 2], [true, false], ["x", ["deep", k]]],
+    note: "plain object with mixed field types",
+  };
+}
+
+/** Structural equality for the plain values above (objects, arrays, primitives). */
+export function deepEqual(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) {
+    return typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b);
+  }
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) if (!Object.hasOwn(b, k) || !deepEqual(a[k], b[k])) return false;
+  return true;
+}
+
+const isU8 = (v) => Object.prototype.toString.call(v) === "[object Uint8Array]" && ArrayBuffer.isView(v);
+const describe = (v) => {
+  if (typeof v === "string") return `a string of ${v.length} chars starting ${JSON.stringify(v.slice(0, 16))}`;
+  if (ArrayBuffer.isView(v)) return `${Object.prototype.toString.call(v).slice(8, -1)} of ${v.byteLength} bytes`;
+  try {
+    return JSON.stringify(v).slice(0, 80);
+  } catch {
+    return String(v);
+  }
+};
+
+/**
+ * The payload kinds: label, `bytes` (size of one value, one direction, for MB/s),
+ * `values` (VARIANTS of them), check(result, k) -> null or a description of
+ * what is wrong.
+ */
+export function makePayloads() {
+  const strings = Array.from({ length: VARIANTS }, (_, k) => makeString(k));
+  const arrays = Array.from({ length: VARIANTS }, (_, k) => fillBytes(new Uint8Array(64 * 1024), k + 1));
+  const arrayBufs = arrays.map((u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
+  const objects = Array.from({ length: VARIANTS }, (_, k) => makeObject(k));
+  const objectBytes = Math.round(
+    objects.reduce((n, o) => n + Buffer.byteLength(JSON.stringify(o)), 0) / objects.length,
+  );
+  return [
+    {
+      key: "str1k",
+      label: "1 KiB string",
+      bytes: 1024,
+      values: strings,
+      check: (r, k) => (r === strings[k] ? null : `expected variant ${k} (1,024 chars), got ${describe(r)}`),
+    },
+    {
+      key: "u8_64k",
+      label: "64 KiB Uint8Array",
+      bytes: 64 * 1024,
+      values: arrays,
+      check: (r, k) => {
+        if (!isU8(r) || r.byteLength !== 65536) return `expected a 65,536-byte Uint8Array, got ${describe(r)}`;
+        if (!Buffer.from(r.buffer, r.byteOffset, r.byteLength).equals(arrayBufs[k])) {
+          return `the bytes differ from variant ${k} (first bytes ${Array.from(r.subarray(0, 4))})`;
+        }
+        return null;
+      },
+    },
+    {
+      key: "obj20",
+      label: "20-field object",
+      bytes: objectBytes, // its JSON size, as a yardstick
+      bytesNote: `~${objectBytes} bytes as JSON`,
+      values: objects,
+      check: (r, k) => (deepEqual(r, objects[k]) ? null : `expected object variant ${k}, got ${describe(r)}`),
+    },
+  ];
+}

@@ -1,0 +1,129 @@
+// The five pools compared by `node bench/run.mjs --report`, behind one adapter
+// shape so that every workload drives them the same way:
+//
+//   const make = await def.load();   // import the library / task modules (not timed)
+//   const pool = make(threads);      // construct: start-up is timed from here...
+//   await pool.add(1, 2);            // ...to this first result
+//   pool.add(a, b), pool.echo(v), pool.spin(i, ms), await pool.close()
+//
+// Each peer is used the way its documentation shows, with the same number of
+// threads as ours and its defaults otherwise.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const ROOT = new URL("../../", import.meta.url);
+const PEERS = new URL("../peers/", import.meta.url);
+
+export class LoadError extends Error {
+  constructor(message, cause) {
+    super(message, cause ? { cause } : undefined);
+    this.name = "LoadError";
+  }
+}
+
+const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
+
+export const REPORT_POOLS = [
+  {
+    key: "knitting",
+    label: "knitting-native",
+    async load() {
+      const entry = new URL("index.mjs", ROOT);
+      if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
+      let mod, tasks;
+      try {
+        mod = await import(entry.href);
+        tasks = await import("../tasks.mjs");
+      } catch (err) {
+        throw new LoadError(firstLines(err.message, 4), err);
+      }
+      if (typeof mod.createPool !== "function") throw new LoadError("index.mjs exports no createPool");
+      return (threads) => {
+        const pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo, spin: tasks.spin });
+        const call = pool.call;
+        return {
+          add: (a, b) => call.add([a, b]),
+          echo: (v) => call.echo(v),
+          spin: (i, ms) => call.spin([i, ms]),
+          close: () => pool.shutdown(),
+        };
+      };
+    },
+  },
+  {
+    key: "raw",
+    label: "raw postMessage",
+    async load() {
+      const { createRawPool } = await import("../peers/raw-postmessage.mjs");
+      return (threads) => {
+        const pool = createRawPool({ threads });
+        return {
+          add: (a, b) => pool.add(a, b),
+          echo: (v) => pool.echo(v),
+          spin: (i, ms) => pool.spin(i, ms),
+          close: () => pool.shutdown(),
+        };
+      };
+    },
+  },
+  {
+    key: "piscina",
+    label: "piscina",
+    async load() {
+      const mod = await import("piscina");
+      const Piscina = mod.Piscina ?? mod.default;
+      const filename = new URL("piscina-worker.mjs", PEERS).href;
+      return (threads) => {
+        const pool = new Piscina({ filename, minThreads: threads, maxThreads: threads });
+        const echo = { name: "echo" };
+        const spin = { name: "spin" };
+        return {
+          add: (a, b) => pool.run([a, b]),
+          echo: (v) => pool.run(v, echo),
+          spin: (i, ms) => pool.run([i, ms], spin),
+          close: () => pool.destroy(),
+        };
+      };
+    },
+  },
+  {
+    key: "tinypool",
+    label: "tinypool",
+    async load() {
+      const mod = await import("tinypool");
+      const Tinypool = mod.Tinypool ?? mod.default;
+      const filename = new URL("tinypool-worker.mjs", PEERS).href;
+      return (threads) => {
+        const pool = new Tinypool({ filename, minThreads: threads, maxThreads: threads });
+        const echo = { name: "echo" };
+        const spin = { name: "spin" };
+        return {
+          add: (a, b) => pool.run([a, b]),
+          echo: (v) => pool.run(v, echo),
+          spin: (i, ms) => pool.run([i, ms], spin),
+          close: () => pool.destroy(),
+        };
+      };
+    },
+  },
+  {
+    key: "workerpool",
+    label: "workerpool",
+    async load() {
+      const mod = await import("workerpool");
+      const workerpool = mod.default ?? mod;
+      const file = fileURLToPath(new URL("workerpool-worker.mjs", PEERS));
+      return (threads) => {
+        const pool = workerpool.pool(file, { minWorkers: threads, maxWorkers: threads, workerType: "thread" });
+        return {
+          add: (a, b) => pool.exec("add", [[a, b]]),
+          echo: (v) => pool.exec("echo", [v]),
+          spin: (i, ms) => pool.exec("spin", [[i, ms]]),
+          close: () => pool.terminate(),
+        };
+      };
+    },
+  },
+];
+
+export const POOL_KEYS = REPORT_POOLS.map((p) => p.key);

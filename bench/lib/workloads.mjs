@@ -1,0 +1,234 @@
+// Workloads shared by the benchmark driver (bench/run.mjs) and the --report
+// run (bench/report.mjs). Each one checks every result it gets back.
+import { readFileSync } from "node:fs";
+import { percentiles } from "./stats.mjs";
+
+const hrtime = process.hrtime.bigint;
+
+// Calls completed in the current workload; the child reports it every second so
+// the parent can tell a stalled pool (no call completes) from a slow one.
+export const progress = { done: 0, total: 0 };
+
+/**
+ * `total` calls add(i, 1) with `window` calls outstanding at all times: each of
+ * `window` lanes starts its next call as soon as its previous one settles.
+ */
+export async function tinyCalls(add, total, window) {
+  let next = 0;
+  let mismatches = 0;
+  let errors = 0;
+  let firstMismatch = null;
+  let firstError = null;
+  progress.done = 0;
+  progress.total = total;
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      let r;
+      try {
+        r = await add(i, 1);
+        progress.done++;
+      } catch (err) {
+        progress.done++;
+        errors++;
+        firstError ??= err;
+        continue;
+      }
+      if (r !== i + 1) {
+        mismatches++;
+        firstMismatch ??= { i, expected: i + 1, got: r };
+      }
+    }
+  };
+  const lanes = new Array(Math.min(window, total));
+  const t0 = hrtime();
+  for (let k = 0; k < lanes.length; k++) lanes[k] = lane();
+  await Promise.all(lanes);
+  const ns = Number(hrtime() - t0);
+  if (errors > 0) {
+    const e = new Error(`${errors} of ${total} calls rejected; first: ${firstError?.stack ?? firstError}`);
+    throw e;
+  }
+  return { total, ns, callsPerSec: total / (ns / 1e9), mismatches, firstMismatch };
+}
+
+/** `n` sequential `await add(i, 1)`, each timed with process.hrtime.bigint(). */
+export async function sequential(add, n) {
+  const us = new Float64Array(n);
+  let mismatches = 0;
+  let firstMismatch = null;
+  progress.done = 0;
+  progress.total = n;
+  const t0 = hrtime();
+  for (let i = 0; i < n; i++) {
+    const a = hrtime();
+    const r = await add(i, 1);
+    const b = hrtime();
+    progress.done = i + 1;
+    us[i] = Number(b - a) / 1000;
+    if (r !== i + 1) {
+      mismatches++;
+      firstMismatch ??= { i, expected: i + 1, got: r };
+    }
+  }
+  const ns = Number(hrtime() - t0);
+  const [p50, p90, p99, pmax] = percentiles(us, [50, 90, 99, 100]);
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += us[i];
+  return { n, ns, p50, p90, p99, max: pmax, mean: sum / n, mismatches, firstMismatch };
+}
+
+// ---- workloads of the --report run ----------------------------------------------
+
+/**
+ * `total` echo round trips with `window` in flight (a sliding window, as
+ * tinyCalls): call i sends values[i % values.length], and check(result, k)
+ * (null when right, else a description) judges what came back.
+ */
+export async function echoWindow(echo, values, check, total, window) {
+  let next = 0;
+  let mismatches = 0;
+  let errors = 0;
+  let firstMismatch = null;
+  let firstError = null;
+  const nv = values.length;
+  progress.done = 0;
+  progress.total = total;
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      const k = i % nv;
+      let r;
+      try {
+        r = await echo(values[k]);
+        progress.done++;
+      } catch (err) {
+        progress.done++;
+        errors++;
+        firstError ??= err;
+        continue;
+      }
+      const bad = check(r, k);
+      if (bad !== null) {
+        mismatches++;
+        firstMismatch ??= { i, what: bad };
+      }
+    }
+  };
+  const lanes = new Array(Math.min(window, total));
+  const t0 = hrtime();
+  for (let j = 0; j < lanes.length; j++) lanes[j] = lane();
+  await Promise.all(lanes);
+  const ns = Number(hrtime() - t0);
+  if (errors > 0) throw new Error(`${errors} of ${total} calls rejected; first: ${firstError?.stack ?? firstError}`);
+  return { total, ns, callsPerSec: total / (ns / 1e9), mismatches, firstMismatch };
+}
+
+/**
+ * `tasks` calls spin(i, ms), all submitted at once (one synchronous loop), then
+ * waits for all of them; makespan = first submission to last result.
+ */
+export async function cpuBound(spin, tasks, ms) {
+  let mismatches = 0;
+  let errors = 0;
+  let firstMismatch = null;
+  let firstError = null;
+  progress.done = 0;
+  progress.total = tasks;
+  const all = new Array(tasks);
+  const t0 = hrtime();
+  for (let i = 0; i < tasks; i++) {
+    all[i] = spin(i, ms).then(
+      (r) => {
+        progress.done++;
+        if (r !== i) {
+          mismatches++;
+          firstMismatch ??= { i, expected: i, got: r };
+        }
+      },
+      (err) => {
+        progress.done++;
+        errors++;
+        firstError ??= err;
+      },
+    );
+  }
+  await Promise.all(all);
+  const ns = Number(hrtime() - t0);
+  if (errors > 0) throw new Error(`${errors} of ${tasks} calls rejected; first: ${firstError?.stack ?? firstError}`);
+  return { tasks, ms, ns, makespanMs: ns / 1e6, mismatches, firstMismatch };
+}
+
+export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+/**
+ * The pool sits idle for `ms`: CPU time of the whole process (host and every
+ * worker thread: process.cpuUsage() is getrusage(RUSAGE_SELF)) over wall time.
+ */
+export async function idleCpu(ms) {
+  const c0 = process.cpuUsage();
+  const t0 = hrtime();
+  await sleep(ms);
+  const c = process.cpuUsage(c0);
+  const wallUs = Number(hrtime() - t0) / 1000;
+  return { wallMs: wallUs / 1000, userUs: c.user, systemUs: c.system, pctOfCore: ((c.user + c.system) / wallUs) * 100 };
+}
+
+/** Samples process RSS every `everyMs` until stop(); also reads maxRSS at the end. */
+export function rssSampler(everyMs = 10) {
+  let peak = process.memoryUsage.rss();
+  let samples = 1;
+  const t0 = hrtime();
+  const timer = setInterval(() => {
+    const r = process.memoryUsage.rss();
+    if (r > peak) peak = r;
+    samples++;
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const r = process.memoryUsage.rss();
+      if (r > peak) peak = r;
+      samples++;
+      return {
+        peakBytes: peak,
+        samples,
+        wallMs: Number(hrtime() - t0) / 1e6,
+        maxRssBytes: process.resourceUsage().maxRSS * 1024,
+      };
+    },
+  };
+}
+
+/**
+ * How busy the rest of the machine was while a workload ran (Linux only): CPU
+ * time of all processes (/proc/stat) minus this process's own, over wall time,
+ * in cores. On a shared VM other processes (builds, test runs) take cores the
+ * pools need; this says when a measurement was disturbed.
+ */
+export function foreignLoad() {
+  const read = () => {
+    try {
+      const [, ...f] = readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/).map(Number);
+      // user nice system idle iowait irq softirq steal (guest time is already in user)
+      return { busy: f[0] + f[1] + f[2] + f[5] + f[6] + f[7], steal: f[7] };
+    } catch {
+      return null;
+    }
+  };
+  const s0 = read();
+  const c0 = process.cpuUsage();
+  const t0 = hrtime();
+  return {
+    stop() {
+      const s1 = read();
+      if (!s0 || !s1) return null;
+      const c = process.cpuUsage(c0);
+      const wallS = Number(hrtime() - t0) / 1e9;
+      const tick = 100; // USER_HZ
+      const machine = (s1.busy - s0.busy) / tick / wallS;
+      const own = (c.user + c.system) / 1e6 / wallS;
+      return { foreignCores: Math.max(0, machine - own), machineCores: machine, ownCores: own, stealCores: (s1.steal - s0.steal) / tick / wallS };
+    },
+  };
+}
