@@ -121,3 +121,18 @@ test("parseDebugEnv and makeDebug (signature, null when off, output format)", (t
   const all = makeDebug(true, 2);
   assert.ok(NAMESPACES.every((n) => all.enabled(n)));
 });
+
+test("KNITTING_DEBUG=host,signals: queueing, doorbell rings and aborts are traced", () => {
+  const script = fileURLToPath(new URL("./fixtures/debug-host-signals.mjs", import.meta.url));
+  const child = spawnSync(process.execPath, [script], {
+    encoding: "utf8",
+    timeout: 30_000,
+    env: { ...process.env, KNITTING_DEBUG: "host,signals" },
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), "AbortError");
+  assert.match(child.stderr, /knitting-native:host pool \d+ .* calls queued behind 32 in slots/);
+  assert.match(child.stderr, /knitting-native:signals pool \d+ .* doorbell ring #1: waited [\d.]+ ms/);
+  assert.match(child.stderr, /knitting-native:signals pool \d+ .* aborted by its AbortSignal/);
+  assert.doesNotMatch(child.stderr, /knitting-native:lifecycle/);
+});

@@ -131,12 +131,17 @@ class Pool {
     this.flushBound = () => this.flushLanes();
     this.hopBudget = FREE_HOPS;
     this.armedAt = 0;
+    this.rings = 0; // doorbell rings, for the signals traces
+    this.queuePeak = 0; // longest queue seen, for the host traces
     this.doorbell = new native.HostDoorbell(this.u8, () => {
       // The waiter cleared ARMED before calling.
       this.armed = false;
       const waited = performance.now() - this.armedAt;
       if (waited > LONG_WAIT_MS) this.hopBudget = Math.max(MIN_HOPS, this.hopBudget >> 1);
       else this.hopBudget = Math.min(FREE_HOPS, this.hopBudget << 1);
+      if (this.debug && isPowerOfTwo(++this.rings)) {
+        this.debug("signals", `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`);
+      }
       this.drain();
     });
     if (this.debug) {
@@ -222,6 +227,7 @@ class Pool {
         this.releaseSignal(call);
         this.finish(call, false, new WorkerExitError(lane, threadId, code, cause));
       }
+      if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
       if (this.failure === null) this.spawn(lane);
       this.pump();
     });
@@ -330,6 +336,7 @@ class Pool {
       const extra = extraOf(call);
       extra.abortSignal = abortSignal;
       extra.onAbort = () => {
+        if (this.debug) this.debug("signals", `call ${call.id} of "${entry.name}" aborted by its AbortSignal`);
         this.raiseAbort(call);
         this.finish(call, false, abortError(abortSignal.reason));
       };
@@ -340,6 +347,7 @@ class Pool {
     } else {
       this.queue.push(call);
     }
+    if (this.debug) this.traceQueue();
     if (!this.drainScheduled && !this.armed) {
       this.drainScheduled = true;
       this.idleHops = 0;
@@ -375,9 +383,19 @@ class Pool {
     return outer;
   }
 
+  /** host traces: each new power-of-two peak of calls waiting for a slot. */
+  traceQueue() {
+    const queued = this.queue.length - this.queueHead;
+    if (queued >= 64 && queued > this.queuePeak && isPowerOfTwo(queued)) {
+      this.queuePeak = queued;
+      this.debug("host", `${queued} calls queued behind ${this.inFlight} in slots (every slot busy)`);
+    }
+  }
+
   onTimeout(call, entry) {
     call.extra.timer = null;
     if (call.done) return;
+    if (this.debug) this.debug("signals", `task "${entry.name}" call ${call.id} timed out after ${entry.timeout.time} ms (${entry.timeout.kind})`);
     this.raiseAbort(call);
     const { kind, value } = entry.timeout;
     if (kind === "default") this.finish(call, true, value);
@@ -402,6 +420,7 @@ class Pool {
     }
     const worker = this.workers[lane.lane];
     const err = hardTimeoutError(this.table[call.task].name, this.options.worker.hardTimeoutMs, lane.lane);
+    if (this.debug) this.debug("host", `worker ${lane.lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
     this.finish(call, false, err);
     if (worker !== null) {
       lane.killedFor = err;
@@ -620,6 +639,8 @@ class Pool {
     return Promise.all(exits).then(() => undefined);
   }
 }
+
+const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 
 /** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
 function checkCallOptions(callOptions, name) {
