@@ -23,6 +23,18 @@ export class LoadError extends Error {
 
 const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
+/** piscina and tinypool share one API: run(arg, { name }) and destroy(). */
+function runPoolAdapter(pool) {
+  const echo = { name: "echo" };
+  const spin = { name: "spin" };
+  return {
+    add: (a, b) => pool.run([a, b]),
+    echo: (v) => pool.run(v, echo),
+    spin: (i, ms) => pool.run([i, ms], spin),
+    close: () => pool.destroy(),
+  };
+}
+
 export const REPORT_POOLS = [
   {
     key: "knitting",
@@ -73,17 +85,7 @@ export const REPORT_POOLS = [
       const mod = await import("piscina");
       const Piscina = mod.Piscina ?? mod.default;
       const filename = new URL("piscina-worker.mjs", PEERS).href;
-      return (threads) => {
-        const pool = new Piscina({ filename, minThreads: threads, maxThreads: threads });
-        const echo = { name: "echo" };
-        const spin = { name: "spin" };
-        return {
-          add: (a, b) => pool.run([a, b]),
-          echo: (v) => pool.run(v, echo),
-          spin: (i, ms) => pool.run([i, ms], spin),
-          close: () => pool.destroy(),
-        };
-      };
+      return (threads) => runPoolAdapter(new Piscina({ filename, minThreads: threads, maxThreads: threads }));
     },
   },
   {
@@ -93,17 +95,7 @@ export const REPORT_POOLS = [
       const mod = await import("tinypool");
       const Tinypool = mod.Tinypool ?? mod.default;
       const filename = new URL("tinypool-worker.mjs", PEERS).href;
-      return (threads) => {
-        const pool = new Tinypool({ filename, minThreads: threads, maxThreads: threads });
-        const echo = { name: "echo" };
-        const spin = { name: "spin" };
-        return {
-          add: (a, b) => pool.run([a, b]),
-          echo: (v) => pool.run(v, echo),
-          spin: (i, ms) => pool.run([i, ms], spin),
-          close: () => pool.destroy(),
-        };
-      };
+      return (threads) => runPoolAdapter(new Tinypool({ filename, minThreads: threads, maxThreads: threads }));
     },
   },
   {
