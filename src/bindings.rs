@@ -20,7 +20,7 @@
 //! Rust only to ring an armed doorbell, to spin once per idle period, and to
 //! place a payload too large for a slot (whose copy dwarfs the crossing).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -206,9 +206,20 @@ fn check_control(view: Uint8Array) -> Result<Held> {
 /// until `close()`, which a pool calls on shutdown.
 #[napi]
 pub struct HostDoorbell {
-    dispatcher: Option<Dispatcher>,
-    // Dropped after the dispatcher's thread is joined (see `close`).
+    // Shared with the env cleanup hook; whichever runs first (close(), this
+    // object's finalizer, or env teardown) takes and stops the dispatcher,
+    // and the others find it gone. The hook must never touch the region
+    // itself: once this object is collected, the memory may be freed.
+    dispatcher: Arc<Mutex<Option<Dispatcher>>>,
+    // Dropped after the dispatcher's thread is joined (see `Drop`).
     _held: Held,
+}
+
+fn stop_dispatcher(slot: &Mutex<Option<Dispatcher>>) {
+    let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(mut dispatcher) = taken {
+        dispatcher.stop();
+    }
 }
 
 #[napi]
@@ -225,20 +236,20 @@ impl HostDoorbell {
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
             .build_callback(|_ctx| Ok(()))?;
-        let dispatcher = Dispatcher::start(bell.clone(), move || {
+        let dispatcher = Dispatcher::start(bell, move || {
             // NonBlocking: the waiter must never stall on a busy loop; the
             // queue is unbounded and holds at most one entry per arming.
             tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         })
         .map_err(|e| Error::from_reason(format!("cannot start the doorbell thread: {e}")))?;
+        let dispatcher = Arc::new(Mutex::new(Some(dispatcher)));
         // Worker termination and process exit tear the env down without
-        // calling close(): stop the thread there too. The hook holds only the
-        // doorbell (an Arc of memory that `_held` keeps alive until the env
-        // is gone, since this object cannot be collected before its env).
-        let hook_bell = bell;
-        env.add_env_cleanup_hook((), move |_| hook_bell.stop())?;
+        // calling close(): stop the thread there too, if it still runs (then
+        // this object is alive, and so is the memory the thread uses).
+        let hook_slot = Arc::clone(&dispatcher);
+        env.add_env_cleanup_hook((), move |_| stop_dispatcher(&hook_slot))?;
         Ok(Self {
-            dispatcher: Some(dispatcher),
+            dispatcher,
             _held: held,
         })
     }
@@ -247,14 +258,22 @@ impl HostDoorbell {
     /// thread owned it), so the process can exit. Idempotent.
     #[napi]
     pub fn close(&mut self) {
-        if let Some(mut dispatcher) = self.dispatcher.take() {
-            dispatcher.stop();
-        }
+        stop_dispatcher(&self.dispatcher);
     }
 
     #[napi(getter)]
     pub fn closed(&self) -> bool {
-        self.dispatcher.is_none()
+        self.dispatcher
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
+}
+
+impl Drop for HostDoorbell {
+    fn drop(&mut self) {
+        // Before `_held` releases the memory the thread still reads.
+        stop_dispatcher(&self.dispatcher);
     }
 }
 
