@@ -420,6 +420,11 @@ class Encoder {
     } catch (err) {
       throw new Unsendable("v8", err);
     }
+    return this._v8Record(blob, p);
+  }
+
+  /** Writes a node:v8 blob as a 0x11 record at p. */
+  _v8Record(blob, p) {
     const n = blob.length;
     if (p + 5 + n > this.end && !this._grow(p + 5 + n)) return OVERFLOW;
     const u8 = this.u8;
@@ -546,14 +551,8 @@ class Encoder {
     } catch (err) {
       throw v8Failure(err, value);
     }
-    const n = blob.length;
-    this.v8Size = 5 + n;
-    if (p + 5 + n > this.end && !this._grow(p + 5 + n)) return OVERFLOW;
-    const u8 = this.u8;
-    u8[p] = T_V8;
-    w32(u8, p + 1, n);
-    u8.set(blob, p + 5);
-    return p + 5 + n;
+    this.v8Size = 5 + blob.length;
+    return this._v8Record(blob, p);
   }
 
   // Identity tracking: a second visit to the same object (shared reference or cycle) restarts the

@@ -93,6 +93,7 @@ class Pool {
     this.armed = false;
     this.idleHops = 0;
     this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
+    this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
 
     const lanes = options.threads;
     const signals = options.abortSignalCapacity;
@@ -415,11 +416,11 @@ class Pool {
     const lane = call.lane;
     if (lane.killedFor !== null) return; // already being replaced: the exit rejects it
     if (Atomics.load(this.i32, lane.slotWord(call.slot) + 5) === 0) {
-      call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+      call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
     const worker = this.workers[lane.lane];
-    const err = hardTimeoutError(this.table[call.task].name, this.options.worker.hardTimeoutMs, lane.lane);
+    const err = hardTimeoutError(this.table[call.task].name, this.hardTimeoutMs, lane.lane);
     if (this.debug) this.debug("host", `worker ${lane.lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
     this.finish(call, false, err);
     if (worker !== null) {
@@ -451,8 +452,8 @@ class Pool {
       call.lane = best;
       call.slot = slot;
       this.inFlight++;
-      if (this.options.worker.hardTimeoutMs !== undefined) {
-        extraOf(call).hardTimer = setTimeout(() => this.onHardTimeout(call), this.options.worker.hardTimeoutMs);
+      if (this.hardTimeoutMs !== undefined) {
+        extraOf(call).hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       }
       if (!this.flushQueued) {
         this.flushQueued = true;
