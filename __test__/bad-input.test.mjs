@@ -75,7 +75,7 @@ test("createPool(options)(tasks) rejects wrong task tables with a TypeError nami
   const local = (v) => v; // not exported from this module
   const cases = [
     [null, /tasks must be an object/],
-    [[], /tasks must be an object/],
+    [[], /tasks is empty/],
     ["add", /tasks must be an object/],
     [{}, /tasks is empty/],
     [{ x: 5 }, /task "x"/],

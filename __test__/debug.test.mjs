@@ -43,7 +43,7 @@ test("no output when KNITTING_DEBUG is unset, empty, 0 or false", () => {
 test("KNITTING_DEBUG=lifecycle: lifecycle lines only", () => {
   const ok = run({ debug: "lifecycle" });
   assert.deepEqual([...ok.topics], ["lifecycle"]);
-  assert.ok(ok.of("lifecycle").some((l) => / created: 1 workers, tasks double$/.test(l)), ok.stderr);
+  assert.ok(ok.of("lifecycle").some((l) => / created: 1 workers, tasks double; private lanes/.test(l)), ok.stderr);
   assert.ok(ok.of("lifecycle").some((l) => / shutdown:/.test(l)), ok.stderr);
 
   const broken = run({ debug: "lifecycle", breakImport: true });

@@ -97,23 +97,28 @@ for (const taskName of ["throwSync", "rejectAsync"]) {
  * calls reject with WorkerExitError naming it; the other lane's calls
  * complete; a replacement worker takes over its lane.
  */
-async function workerDies(kill, { exitCode, cause, killerResolves }) {
-  const pool = createPool({ threads: 2 })(T);
+async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
+  const pool = createPool({ threads: 2, host: { steal } })(T);
   try {
     const p = await warm(pool);
     const before = p.workers.map((w) => w.threadId);
-    // The killer goes first (lane 0, both lanes empty), then slow calls
-    // spread over both lanes (least loaded first).
+    // The killer goes first, then slow calls. Private lanes: the killer is
+    // on lane 0 (both lanes empty) and the slow calls spread over both lanes
+    // (least loaded first). Stealing: whichever worker claims the killer
+    // dies, and each worker claims slow calls as it gets to them.
     const killer = kill(pool);
     const slow = Array.from({ length: 20 }, (_, i) => pool.call.sleepThen([i, 400]));
     const [k, ...results] = await settleAll([killer, ...slow], SETTLE_MS, "calls around a dying worker");
-    const victim = before[0];
+    let victim = before[0];
+    if (steal) victim = killerResolves ? k.value && k.value.threadId : k.reason && k.reason.threadId;
+    const lane = before.indexOf(victim);
+    assert.ok(lane >= 0, `the killer ran on a pool worker: ${show(k)}`);
     if (killerResolves) {
       assert.equal(k.status, "fulfilled", `the call that scheduled the fault returned first: ${show(k)}`);
       assert.equal(k.value.threadId, victim);
     } else {
       assert.equal(k.status, "rejected", show(k));
-      assertWorkerExit(k.reason, { threadId: victim, lane: 0, exitCode }, "the killing call");
+      assertWorkerExit(k.reason, { threadId: victim, lane, exitCode }, "the killing call");
     }
     let rejected = 0;
     let fulfilled = 0;
@@ -124,51 +129,74 @@ async function workerDies(kill, { exitCode, cause, killerResolves }) {
         assert.notEqual(r.value.threadId, victim, `call ${i} was answered by the worker that died`);
       } else {
         rejected++;
-        assertWorkerExit(r.reason, { threadId: victim, lane: 0, exitCode }, `slow call ${i}`);
+        assertWorkerExit(r.reason, { threadId: victim, lane, exitCode }, `slow call ${i}`);
         if (cause !== undefined) cause(r.reason.cause);
       }
     });
-    assert.ok(rejected > 0, "the dying worker held some of the slow calls");
-    assert.ok(fulfilled > 0, "the other worker's calls completed");
-    // A replacement runs lane 0; the other worker is the same thread.
+    // With stealing, a worker that dies at once (process.exit in the task)
+    // may have claimed nothing else; with lanes it held slow calls too.
+    // Which worker claims which call is a race when stealing: a victim
+    // that gets to the slow calls first may claim them all.
+    if (!steal) {
+      assert.ok(rejected > 0, "the dying worker held some of the slow calls");
+      assert.ok(fulfilled > 0, "the other worker's calls completed");
+    }
+    // A replacement runs the victim's lane; the other worker is the same thread.
     await within(
       (async () => {
-        while (p.workers[0] === null || p.workers[0].threadId === victim) await new Promise((r) => setTimeout(r, 5));
+        while (p.workers[lane] === null || p.workers[lane].threadId === victim) await new Promise((r) => setTimeout(r, 5));
       })(),
       SETTLE_MS,
-      "lane 0 gets a replacement worker",
+      `lane ${lane} gets a replacement worker`,
     );
-    assert.equal(p.workers[1].threadId, before[1], "the other worker was not replaced");
+    assert.equal(p.workers[1 - lane].threadId, before[1 - lane], "the other worker was not replaced");
     await serves(pool, 400, "after the replacement");
-    const seen = new Set(
-      (await Promise.all(Array.from({ length: 64 }, (_, i) => pool.call.whoAmI(i)))).map((x) => x.threadId),
+    // Async calls reach both workers (keep sending until the replacement
+    // has answered some; a hang fails through `within`).
+    const seen = new Set();
+    await within(
+      (async () => {
+        while (!seen.has(p.workers[lane].threadId)) {
+          const batch = await Promise.all(Array.from({ length: 64 }, (_, i) => pool.call.sleepThen([i, 2])));
+          for (const x of batch) seen.add(x.threadId);
+        }
+      })(),
+      SETTLE_MS,
+      "the replacement serves calls",
     );
-    assert.ok(seen.has(p.workers[0].threadId), `the replacement serves calls (served by ${[...seen]})`);
     assert.ok(!seen.has(victim));
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
 }
 
-test("an uncaught exception in a timer after the task returned: the worker dies, held calls reject, a replacement serves", () =>
+for (const steal of [false, true]) {
+test(`an uncaught exception in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
   workerDies((pool) => pool.call.throwLater(50), {
     exitCode: 1,
     killerResolves: true,
     cause: (c) => assert.match(String(c && c.message), /late uncaught exception/),
-  }));
+  }, steal));
+}
 
-test("an unhandled rejection in a timer after the task returned: the worker dies, held calls reject, a replacement serves", () =>
+for (const steal of [false, true]) {
+test(`an unhandled rejection in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
   workerDies((pool) => pool.call.unhandledLater(50), {
     exitCode: 1,
     killerResolves: true,
     cause: (c) => assert.match(String(c && c.message), /late unhandled rejection/),
-  }));
+  }, steal));
+}
 
-test("process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a replacement serves", () =>
-  workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }));
+for (const steal of [false, true]) {
+test(`process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
+  workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }, steal));
+}
 
-test("process.exit(3) from a timer after the task returned", () =>
-  workerDies((pool) => pool.call.exitLater([3, 50]), { exitCode: 3, killerResolves: true }));
+for (const steal of [false, true]) {
+test(`process.exit(3) from a timer after the task returned (${steal ? "stealing" : "private lanes"})`, () =>
+  workerDies((pool) => pool.call.exitLater([3, 50]), { exitCode: 3, killerResolves: true }, steal));
+}
 
 test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its calls and is replaced", async () => {
   const pool = createPool({ threads: 1, worker: { resourceLimits: { maxOldGenerationSizeMb: 32 } } })(T);
@@ -194,14 +222,22 @@ test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its 
   }
 });
 
-test("a worker terminated from outside with calls in flight: its calls reject, the other lane completes, a replacement serves", async () => {
-  const pool = createPool({ threads: 2 })(T);
+for (const steal of [false, true]) test(`a worker terminated from outside with calls in flight: its calls reject, the other lane completes, a replacement serves (${steal ? "stealing" : "private lanes"})`, async () => {
+  const pool = createPool({ threads: 2, host: { steal } })(T);
   try {
     const p = await warm(pool);
     const before = p.workers.map((w) => w.threadId);
     const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
-    await new Promise((r) => setTimeout(r, 30)); // both workers are running their calls
-    const victim = p.workers[1];
+    await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
+    // Private lanes: worker 1 holds half of them. Stealing: which worker
+    // claimed how many is a race; the victim is one that holds some.
+    let v = 1;
+    if (steal) {
+      const held = [0, 0];
+      for (let i = 0; i < p.shared.slots; i++) if (p.shared.calls[i] !== null) held[p.shared.ownerOf(i)]++;
+      v = held[1] > 0 ? 1 : 0;
+    }
+    const victim = p.workers[v];
     const exited = victim.terminate();
     const results = await settleAll(calls, SETTLE_MS, "calls on a terminated worker");
     assert.equal(await within(exited, SETTLE_MS, "terminate()"), 1);
@@ -209,15 +245,16 @@ test("a worker terminated from outside with calls in flight: its calls reject, t
     results.forEach((r, i) => {
       if (r.status === "fulfilled") {
         assert.equal(r.value.v, i);
-        assert.equal(r.value.threadId, before[0]);
+        assert.equal(r.value.threadId, before[1 - v]);
       } else {
         rejected++;
-        assertWorkerExit(r.reason, { threadId: before[1], lane: 1, exitCode: 1 }, `call ${i}`);
+        assertWorkerExit(r.reason, { threadId: before[v], lane: v, exitCode: 1 }, `call ${i}`);
       }
     });
-    assert.ok(rejected > 0 && rejected < results.length, `${rejected} of ${results.length} rejected`);
+    assert.ok(rejected > 0, `${rejected} of ${results.length} rejected`);
+    if (!steal) assert.ok(rejected < results.length, `${rejected} of ${results.length} rejected`);
     await serves(pool, 400, "after terminate()");
-    assert.ok(p.workers[1] !== null && p.workers[1].threadId !== before[1], "lane 1 was given a new worker");
+    assert.ok(p.workers[v] !== null && p.workers[v].threadId !== before[v], `lane ${v} was given a new worker`);
     // Terminating every worker at once: all held calls reject, both lanes come back.
     const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
     const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");

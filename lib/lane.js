@@ -43,7 +43,10 @@ class HostLane extends LaneGeometry {
     this.busy = 0; // slots handed out and not yet consumed
     this.calls = new Array(L.slotCount).fill(null);
     this.inFlight = 0;
-    this.killedFor = null; // why the host terminated this lane's worker, if it did
+  }
+  /** Whether a balancer may give this lane another call. */
+  accepts() {
+    return this.inFlight < L.slotCount;
   }
   /** A free slot, or -1. */
   freeSlot() {
@@ -99,7 +102,6 @@ class HostLane extends LaneGeometry {
     this.seenRes = 0;
     this.busy = 0;
     this.inFlight = 0;
-    this.killedFor = null;
     const held = this.calls.filter((c) => c !== null);
     this.calls.fill(null);
     return held;

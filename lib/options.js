@@ -119,8 +119,8 @@ function resolveWorker(worker) {
 function resolveOptions(options, maxLanes, maxAbortSlots) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug"], "");
-  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", 1, maxLanes);
+  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner"], "");
+  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", options.inliner ? 0 : 1, maxLanes);
   if (options.debug !== undefined && typeof options.debug !== "boolean") {
     throw new TypeError(`knitting-native: debug must be a boolean, got ${describe(options.debug)}`);
   }
@@ -148,8 +148,18 @@ function resolveOptions(options, maxLanes, maxAbortSlots) {
     options.abortSignalCapacity === undefined
       ? DEFAULT_ABORT_SIGNALS
       : integerIn(options.abortSignalCapacity, "abortSignalCapacity", 0, maxAbortSlots);
+  // Interim scheduling defaults; full validation lives in resolveTopology.
+  const host = { steal: undefined, stealRegionLanes: undefined, dispatcher: undefined, doorbell: true, stallFreeLoops: undefined, maxBackoffMs: undefined, ...(options.host || {}) };
+  const inliner = options.inliner ? { position: "last", batchSize: 1, dispatchThreshold: 1, ...options.inliner } : null;
+  const balancer = options.balancer === "robinRound" ? "roundRobin" : options.balancer;
+  const steal = host.steal !== undefined ? host.steal : threads >= 2 && threads <= 31 && !balancer && !host.dispatcher && !inliner;
+  const topology = { steal, regionLanes: steal ? host.stealRegionLanes || threads : 0, regionWidth: steal ? (32 * threads) / (host.stealRegionLanes || threads) : 0, dispatcher: host.dispatcher || "per-thread", balancer: balancer || null, inline: inliner !== null };
   return {
     threads,
+    host,
+    inliner,
+    balancer,
+    topology,
     debug: options.debug === true,
     worker: resolveWorker(options.worker),
     abortSignalCapacity,

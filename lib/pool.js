@@ -1,12 +1,17 @@
 "use strict";
-// The host side of a pool: it places calls into lanes, drains responses on
-// the event loop, and sleeps on the Rust doorbell when there is nothing to
-// drain (lane protocol: src/memory/lane.rs; doorbell: src/doorbell.rs).
+// The host side of a pool: it places calls into the shared submit region
+// that workers claim from (src/memory/steal.rs) or into private lanes
+// (src/memory/lane.rs) chosen by a balancer, drains responses on the event
+// loop, and sleeps on the Rust doorbell (src/doorbell.rs) or polls when
+// there is nothing to drain.
 
 const { Worker } = require("node:worker_threads");
 const { join } = require("node:path");
 const native = require("./native.js");
 const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
+const { HostSubmit } = require("./steal.js");
+const { makeBalancer } = require("./balancers.js");
+const { InlineLane } = require("./inline-lane.js");
 const { Encoder, decode } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
@@ -39,6 +44,10 @@ const FREE_HOPS = 32;
 // -- --report`, workload 4), a short one doubles it back.
 const MIN_HOPS = 2;
 const LONG_WAIT_MS = 0.2;
+// With `host.doorbell: false` the host polls: DEFAULT_STALL_FREE_LOOPS idle
+// passes, then timers from 1 ms doubling up to `host.maxBackoffMs`.
+const DEFAULT_STALL_FREE_LOOPS = 64;
+const DEFAULT_MAX_BACKOFF_MS = 8;
 
 let nextPoolId = 1;
 
@@ -76,8 +85,20 @@ function extraOf(call) {
   return call.extra;
 }
 
+/** A pool whose only lane is the host's inline lane cannot run importTask tasks. */
+function checkInlineOnly(options, table) {
+  if (options.threads !== 0) return;
+  const imported = table.find((entry) => entry.fn === null);
+  if (imported !== undefined) {
+    throw new TypeError(
+      `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
+    );
+  }
+}
+
 class Pool {
   constructor(options, table, poolHref) {
+    checkInlineOnly(options, table);
     this.options = options;
     this.table = table;
     this.id = nextPoolId++;
@@ -95,23 +116,41 @@ class Pool {
     this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
 
-    const lanes = options.threads;
+    const topology = options.topology;
+    const threads = options.threads;
     const signals = options.abortSignalCapacity;
-    this.controlSab = new SharedArrayBuffer(native.regionBytes(lanes, signals));
+    // A stealing pool has one shared submit region and no private lanes.
+    const lanes = topology.steal ? 0 : Math.max(1, threads);
+    const steal = topology.steal ? [threads, topology.regionLanes, topology.regionWidth] : [];
+    this.controlSab = new SharedArrayBuffer(native.controlBytes(lanes, signals, ...steal));
     this.i32 = new Int32Array(this.controlSab);
     this.u8 = new Uint8Array(this.controlSab);
-    native.formatControlRegion(this.u8, lanes, signals);
+    native.formatControlRegion(this.u8, lanes, signals, ...steal);
     this.abortBase = native.abortOffset(lanes) / 4;
+    this.shared = null;
+    this.stealData = null;
+    if (topology.steal) {
+      const sectionByte = native.stealOffset(lanes, signals);
+      this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth);
+      this.stealData = { sectionByte, workers: threads, regionLanes: topology.regionLanes, width: topology.regionWidth };
+    }
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
     this.payloadSab = new SharedArrayBuffer(options.payloadInitialBytes, {
       maxByteLength: options.payloadMaxByteLength,
     });
     this.payload = new PayloadRegion(this.payloadSab, true);
+    // Private lanes, one per worker, in index order; `choices` adds the
+    // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
-    for (let i = 0; i < lanes; i++) this.lanes.push(new HostLane(this.i32, i));
-    this.workers = new Array(lanes).fill(null);
-    this.ready = new Array(lanes).fill(false);
+    if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i));
+    this.inline = options.inliner ? new InlineLane(this, table, options.inliner) : null;
+    this.choices = this.inline === null ? this.lanes : options.inliner.position === "first" ? [this.inline, ...this.lanes] : [...this.lanes, this.inline];
+    this.choose = makeBalancer(topology.balancer);
+    this.serialChannel = !topology.steal && topology.dispatcher === "serial-channel";
+    this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
+    this.workers = new Array(threads).fill(null);
+    this.ready = new Array(threads).fill(false);
     this.workerTasks = workerTable(table);
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
@@ -128,36 +167,37 @@ class Pool {
     this.readyReject = readyReject;
 
     this.drainBound = () => this.drain();
+    this.settleBound = (slot) => this.settle(this.shared, slot);
     this.flushQueued = false;
     this.flushBound = () => this.flushLanes();
-    this.hopBudget = FREE_HOPS;
+    const host = options.host;
+    this.useDoorbell = host.doorbell && threads > 0;
+    this.freeHops = host.stallFreeLoops !== undefined ? host.stallFreeLoops : this.useDoorbell ? FREE_HOPS : DEFAULT_STALL_FREE_LOOPS;
+    this.maxBackoffMs = host.maxBackoffMs !== undefined ? host.maxBackoffMs : DEFAULT_MAX_BACKOFF_MS;
+    this.backoffMs = 1;
+    this.backoffTimer = null;
+    this.hopBudget = this.freeHops;
     this.armedAt = 0;
     this.rings = 0; // doorbell rings, for the signals traces
     this.queuePeak = 0; // longest queue seen, for the host traces
-    this.doorbell = new native.HostDoorbell(this.u8, () => {
-      // The waiter cleared ARMED before calling.
-      this.armed = false;
-      const waited = performance.now() - this.armedAt;
-      if (waited > LONG_WAIT_MS) this.hopBudget = Math.max(MIN_HOPS, this.hopBudget >> 1);
-      else this.hopBudget = Math.min(FREE_HOPS, this.hopBudget << 1);
-      if (this.debug && isPowerOfTwo(++this.rings)) {
-        this.debug("signals", `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`);
-      }
-      this.drain();
-    });
+    this.doorbell = this.useDoorbell ? this.startDoorbell() : null;
     if (this.debug) {
-      this.debug("lifecycle", `created: ${lanes} workers, tasks ${table.map((e) => e.name).join(", ")}`);
+      const how = topology.steal
+        ? `work stealing over ${topology.regionLanes} region lanes of ${topology.regionWidth} slots`
+        : `private lanes, ${topology.balancer || "least-loaded"} balancer, ${topology.dispatcher} dispatcher${this.inline ? `, inline lane ${options.inliner.position}` : ""}`;
+      this.debug("lifecycle", `created: ${threads} workers, tasks ${table.map((e) => e.name).join(", ")}; ${how}`);
     }
     try {
-      for (let i = 0; i < lanes; i++) this.spawn(i);
+      for (let i = 0; i < threads; i++) this.spawn(i);
     } catch (err) {
       // Nothing may outlive a pool that failed to start: no waiter thread,
       // no worker, no held region.
       this.state = CLOSED;
-      this.doorbell.close();
+      if (this.doorbell !== null) this.doorbell.close();
       for (const worker of this.workers) if (worker !== null) worker.terminate();
       throw err;
     }
+    if (threads === 0) this.readyResolve(); // the inline lane needs no start-up
 
     this.call = Object.create(null);
     table.forEach((entry, index) => {
@@ -166,6 +206,21 @@ class Pool {
     Object.freeze(this.call);
     this.shutdownPromise = null;
     this.drainedResolve = null;
+  }
+
+  /** The Rust waiter that wakes an idle host when a worker rings. */
+  startDoorbell() {
+    return new native.HostDoorbell(this.u8, () => {
+      // The waiter cleared ARMED before calling.
+      this.armed = false;
+      const waited = performance.now() - this.armedAt;
+      if (waited > LONG_WAIT_MS) this.hopBudget = Math.min(this.freeHops, Math.max(MIN_HOPS, this.hopBudget >> 1));
+      else this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      if (this.debug && isPowerOfTwo(++this.rings)) {
+        this.debug("signals", `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`);
+      }
+      this.drain();
+    });
   }
 
   spawn(lane) {
@@ -180,6 +235,7 @@ class Pool {
         tasks: this.workerTasks,
         bootstrap: this.bootstrap,
         maxPayloadBytes: this.options.maxPayloadBytes,
+        steal: this.stealData,
       },
     });
     this.workers[lane] = worker;
@@ -210,20 +266,9 @@ class Pool {
         this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
         return;
       }
-      const hostLane = this.lanes[lane];
-      const cause = hostLane.killedFor || reported || undefined;
-      // Answers it published before dying are real results: deliver them.
-      this.drainLane(hostLane);
-      // A slot it still held may own a payload block: an unread request's,
-      // or a response it wrote but never published (the worker clears EXT
-      // before it frees a request's block, so a block is never freed twice).
-      for (let slot = 0; slot < L.slotCount; slot++) {
-        if (hostLane.calls[slot] === null) continue;
-        const ext = this.i32[hostLane.slotWord(slot) + 3];
-        if (ext !== NO_EXT) this.freePayload(ext);
-      }
-      const held = hostLane.reset();
-      this.inFlight -= held.length;
+      const cause = this.killedFor[lane] || reported || undefined;
+      this.killedFor[lane] = null;
+      const held = this.takeBack(lane);
       for (const call of held) {
         this.releaseSignal(call);
         this.finish(call, false, new WorkerExitError(lane, threadId, code, cause));
@@ -232,6 +277,45 @@ class Pool {
       if (this.failure === null) this.spawn(lane);
       this.pump();
     });
+  }
+
+  /**
+   * Worker `lane` is gone: delivers the answers it published (they are real
+   * results) and returns the calls it held unanswered, whose slots are free
+   * again. A slot it held may own a payload block: an unread request's, or
+   * a response it wrote but never published (the worker clears EXT before
+   * it frees a request's block, so a block is never freed twice).
+   */
+  takeBack(lane) {
+    const held = [];
+    if (this.shared !== null) {
+      this.inFlight -= this.shared.takeDone(lane, this.settleBound);
+      for (const index of this.shared.reclaim(lane)) {
+        const ext = this.i32[this.shared.slotWord(index) + 3];
+        if (ext !== NO_EXT) this.freePayload(ext);
+        held.push(this.shared.release(index));
+      }
+    } else {
+      const hostLane = this.lanes[lane];
+      this.drainLane(hostLane);
+      for (let slot = 0; slot < L.slotCount; slot++) {
+        if (hostLane.calls[slot] === null) continue;
+        const ext = this.i32[hostLane.slotWord(slot) + 3];
+        if (ext !== NO_EXT) this.freePayload(ext);
+      }
+      held.push(...hostLane.reset());
+    }
+    this.inFlight -= held.length;
+    return held;
+  }
+
+  /** Every call placed in a slot or the inline lane and not yet answered. */
+  placedCalls() {
+    const calls = [];
+    const tables = this.shared !== null ? [this.shared.calls] : this.lanes.map((lane) => lane.calls);
+    for (const table of tables) for (const call of table) if (call !== null) calls.push(call);
+    if (this.inline !== null) calls.push(...this.inline.calls());
+    return calls;
   }
 
   /** Workers cannot run the tasks: reject everything with `err`, now and later. */
@@ -246,12 +330,7 @@ class Pool {
     for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err);
     this.queue = [];
     this.queueHead = 0;
-    for (const lane of this.lanes) {
-      for (let slot = 0; slot < L.slotCount; slot++) {
-        const call = lane.calls[slot];
-        if (call !== null) this.finish(call, false, err);
-      }
-    }
+    for (const call of this.placedCalls()) this.finish(call, false, err);
   }
 
   /** Settles a call once; later attempts (a late response, a late timer) do nothing. */
@@ -276,6 +355,12 @@ class Pool {
       this.freeSignals.push(call.signal);
       call.signal = -1;
     }
+  }
+
+  /** The `signal` an abort-aware task gets when it runs on the inline lane. */
+  abortToolkit(call) {
+    const word = this.abortBase + call.signal;
+    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now() };
   }
 
   /** Marks an abort-aware call's shared abort word (its `signal.hasAborted()`). */
@@ -343,12 +428,20 @@ class Pool {
       };
       abortSignal.addEventListener("abort", extra.onAbort, { once: true });
     }
-    if (this.queueHead === this.queue.length) {
+    if (this.queueHead === this.queue.length && !this.serialChannel) {
       if (!this.place(call)) this.queue.push(call);
     } else {
+      // serial-channel: one dispatch pass per burst places the queue (flushLanes).
       this.queue.push(call);
+      if (this.serialChannel) this.scheduleFlush();
     }
     if (this.debug) this.traceQueue();
+    if (this.backoffTimer !== null) {
+      // Polling without a doorbell, and backing off: new work polls at once.
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = null;
+      this.drainScheduled = false;
+    }
     if (!this.drainScheduled && !this.armed) {
       this.drainScheduled = true;
       this.idleHops = 0;
@@ -413,54 +506,65 @@ class Pool {
   onHardTimeout(call) {
     call.extra.hardTimer = null;
     if (call.done || call.lane === null) return;
-    const lane = call.lane;
-    if (lane.killedFor !== null) return; // already being replaced: the exit rejects it
-    if (Atomics.load(this.i32, lane.slotWord(call.slot) + 5) === 0) {
+    const slots = call.lane;
+    if (Atomics.load(this.i32, slots.slotWord(call.slot) + 5) === 0) {
       call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
-    const worker = this.workers[lane.lane];
-    const err = hardTimeoutError(this.table[call.task].name, this.hardTimeoutMs, lane.lane);
-    if (this.debug) this.debug("host", `worker ${lane.lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
+    // Started: by its lane's worker, or by the worker that claimed it.
+    const lane = slots === this.shared ? this.shared.ownerOf(call.slot) : slots.lane;
+    if (this.killedFor[lane] !== null) return; // already being replaced: the exit rejects it
+    const worker = this.workers[lane];
+    const err = hardTimeoutError(this.table[call.task].name, this.hardTimeoutMs, lane);
+    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
     this.finish(call, false, err);
     if (worker !== null) {
-      lane.killedFor = err;
+      this.killedFor[lane] = err;
       worker.terminate();
     }
   }
 
   /**
-   * Puts a call into a free slot of the least-loaded lane (ties: the lowest
-   * index, so one-at-a-time callers keep hitting the same, still-spinning
-   * worker while the others park). False when every slot is taken.
+   * Puts a call into a free slot: of the shared submit region when the pool
+   * steals, else of the lane the balancer picks (or the inline lane). False
+   * when every slot is taken.
    */
   place(call) {
     if (call.done) return true; // timed out or aborted while queued
-    const lanes = this.lanes;
-    let best = null;
-    for (let i = 0; i < lanes.length; i++) {
-      const lane = lanes[i];
-      if (lane.inFlight < L.slotCount && (best === null || lane.inFlight < best.inFlight)) {
-        best = lane;
-        if (lane.inFlight === 0) break;
+    let slots;
+    let slot;
+    if (this.shared !== null) {
+      slots = this.shared;
+      slot = slots.freeSlot();
+      if (slot < 0) return false;
+    } else {
+      slots = this.choose(this.choices, call);
+      if (slots === null) return false;
+      if (slots === this.inline) {
+        slots.place(call);
+        return true;
       }
+      slot = slots.freeSlot();
     }
-    if (best === null) return false;
-    const slot = best.freeSlot();
-    if (this.encodeRequest(best, slot, call)) {
-      best.publish(slot, call);
-      call.lane = best;
+    if (this.encodeRequest(slots, slot, call)) {
+      slots.publish(slot, call);
+      call.lane = slots;
       call.slot = slot;
       this.inFlight++;
       if (this.hardTimeoutMs !== undefined) {
         extraOf(call).hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       }
-      if (!this.flushQueued) {
-        this.flushQueued = true;
-        queueMicrotask(this.flushBound);
-      }
+      this.scheduleFlush();
     }
     return true;
+  }
+
+  /** Publishes this burst's placements at the end of the current job. */
+  scheduleFlush() {
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushBound);
+    }
   }
 
   /** Step 1: write the request. On an encoding error the call is rejected. */
@@ -496,19 +600,39 @@ class Pool {
     // is visible to the scan below (src/doorbell.rs).
     const counted = Atomics.load(this.i32, W_COUNTER);
     let settled = 0;
-    const lanes = this.lanes;
-    for (let i = 0; i < lanes.length; i++) {
-      if (lanes[i].inFlight !== 0) settled += this.drainLane(lanes[i]);
+    if (this.shared !== null) {
+      if (this.shared.inFlight !== 0) {
+        for (let w = 0; w < this.workers.length; w++) settled += this.shared.takeDone(w, this.settleBound);
+        this.inFlight -= settled;
+      }
+    } else {
+      const lanes = this.lanes;
+      for (let i = 0; i < lanes.length; i++) {
+        if (lanes[i].inFlight !== 0) settled += this.drainLane(lanes[i]);
+      }
     }
     this.pump();
+    if (this.serialChannel) this.flushLanes();
     if (this.inFlight === 0 || this.state === CLOSED) return;
-    if (settled > 0) this.idleHops = 0;
-    else this.idleHops++;
+    if (settled > 0) {
+      this.idleHops = 0;
+      this.backoffMs = 1;
+    } else this.idleHops++;
     if (this.idleHops <= this.hopBudget) {
       // Let a worker that shares this vCPU run before polling again.
       if (settled === 0) native.yieldNow();
       this.drainScheduled = true;
       setImmediate(this.drainBound);
+      return;
+    }
+    if (this.doorbell === null) {
+      // Polling without a doorbell: back off, up to maxBackoffMs.
+      this.drainScheduled = true;
+      this.backoffTimer = setTimeout(() => {
+        this.backoffTimer = null;
+        this.drain();
+      }, this.backoffMs);
+      this.backoffMs = Math.min(this.maxBackoffMs, this.backoffMs * 2);
       return;
     }
     // Nothing for a while: sleep on the doorbell. Arm, then re-check the
@@ -549,6 +673,12 @@ class Pool {
   /** Publishes the slots placed since the last flush, lane by lane. */
   flushLanes() {
     this.flushQueued = false;
+    if (this.shared !== null) {
+      this.shared.flush();
+      return;
+    }
+    // serial-channel: this pass is where queued calls are dispatched.
+    if (this.serialChannel) this.pump();
     const lanes = this.lanes;
     for (let i = 0; i < lanes.length; i++) lanes[i].flush();
   }
@@ -635,7 +765,8 @@ class Pool {
     this.state = CLOSED;
     this.rejectAll(shutdownError());
     this.readyReject(shutdownError());
-    this.doorbell.close();
+    if (this.doorbell !== null) this.doorbell.close();
+    if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
     const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());
     return Promise.all(exits).then(() => undefined);
   }

@@ -36,12 +36,15 @@ function notExported(name, href, why) {
  * that called createPool (where bare functions must be exported).
  */
 function buildTaskTable(tasks, poolHref) {
-  if (tasks === null || typeof tasks !== "object" || Array.isArray(tasks)) {
+  if (tasks === null || typeof tasks !== "object") {
     throw new TypeError(
-      `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square }, got ${describe(tasks)}`,
+      `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square } or an array of tasks, got ${describe(tasks)}`,
     );
   }
-  const names = Object.keys(tasks).sort();
+  // An array's tasks are named by their index ("0", "1", ...). Either way the
+  // table is in name order (string order: "10" sorts before "2"), the order
+  // every lane, the inline one included, addresses tasks by.
+  const names = Array.isArray(tasks) ? tasks.map((_, i) => String(i)).sort() : Object.keys(tasks).sort();
   if (names.length === 0) {
     throw new TypeError("knitting-native: createPool(options)(tasks): tasks is empty; pass at least one task");
   }
@@ -55,6 +58,9 @@ function buildTaskTable(tasks, poolHref) {
       if (value.kind === "import") entry.exportName = value.name;
       entry.abortAware = value.abortAware;
       entry.timeout = value.timeout;
+      // What the host's inline lane runs; an importTask's function exists
+      // only in workers.
+      entry.fn = value.kind === "task" ? value.f : null;
       return entry;
     }
     if (typeof value !== "function") {
@@ -76,7 +82,7 @@ function buildTaskTable(tasks, poolHref) {
         if (!sourceExports(source, name)) throw notExported(name, poolHref, "is not exported under that name from");
       }
     }
-    return { name, kind: "export", href: poolHref, source: text, abortAware: false, timeout: null };
+    return { name, kind: "export", href: poolHref, source: text, abortAware: false, timeout: null, fn: value };
   });
 }
 

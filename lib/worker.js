@@ -4,7 +4,8 @@
 
 const { workerData, parentPort } = require("node:worker_threads");
 const native = require("./native.js");
-const { L, WorkerLane, lowestBit } = require("./lane.js");
+const { L, WorkerLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
+const { Claimant } = require("./steal.js");
 const { Encoder, decode } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
 const { registry } = require("./task.js");
@@ -28,11 +29,18 @@ const STATUS_THROWN = 1;
 // a p50 of 13-75 µs.
 const SPIN_MICROS = 50;
 
-const { control, payload: payloadSab, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes } = workerData;
+const { control, payload: payloadSab, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = workerData;
 const i32 = new Int32Array(control);
 const u8 = new Uint8Array(control);
 const bell = new native.WorkerBell(u8);
-const lane = new WorkerLane(i32, laneIndex, bell);
+// Where this worker's calls come from: its private lane, or the pool's
+// shared submit region (src/memory/steal.rs). Both answer through `port`:
+// slotWord/slotPayload address a slot, finish(slot) records its answer.
+const lane = steal ? null : new WorkerLane(i32, laneIndex, bell);
+const claimant = steal
+  ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex)
+  : null;
+const port = steal ? claimant : lane;
 const payload = new PayloadRegion(payloadSab, false);
 const encoder = new Encoder({ maxPayloadBytes });
 let table = null;
@@ -108,8 +116,8 @@ function abortToolkit(index) {
 
 /** Encodes `value` into a slot (inline, or in the payload region). */
 function encodeInto(slot, value) {
-  const w = lane.slotWord(slot);
-  const at = lane.slotPayload(slot);
+  const w = port.slotWord(slot);
+  const at = port.slotPayload(slot);
   let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
   let ext = NO_EXT;
   if (len < 0) {
@@ -134,22 +142,25 @@ function respond(slot, status, value) {
       encodeInto(slot, new Error(`knitting-native: the task's result could not be sent: ${err && err.message}`));
     }
   }
-  i32[lane.slotWord(slot)] = status;
-  lane.finish(slot);
+  i32[port.slotWord(slot)] = status;
+  port.finish(slot);
 }
 
 function flushSoon() {
   if (flushQueued) return;
   flushQueued = true;
-  queueMicrotask(() => {
-    flushQueued = false;
-    lane.flush();
-  });
+  queueMicrotask(flushPort);
+}
+
+function flushPort() {
+  flushQueued = false;
+  if (steal) flushClaims();
+  else lane.flush();
 }
 
 /** Step 3 for one slot: decode and run; async results answer later. */
 function run(slot) {
-  const w = lane.slotWord(slot);
+  const w = port.slotWord(slot);
   const task = i32[w];
   const len = i32[w + 2];
   const ext = i32[w + 3];
@@ -158,7 +169,7 @@ function run(slot) {
   try {
     let arg;
     if (ext === NO_EXT) {
-      arg = decode(u8, lane.slotPayload(slot), len);
+      arg = decode(u8, port.slotPayload(slot), len);
     } else {
       // Clear EXT before the block is freed: if this worker dies in between,
       // the host then leaks the block instead of freeing it twice.
@@ -171,14 +182,19 @@ function run(slot) {
     return;
   }
   if (result !== null && typeof result === "object" && typeof result.then === "function") {
+    asyncRunning++;
     Promise.resolve(result).then(
       (value) => {
+        asyncRunning--;
         respond(slot, STATUS_VALUE, value);
         flushSoon();
+        asyncDone();
       },
       (err) => {
+        asyncRunning--;
         respond(slot, STATUS_THROWN, err);
         flushSoon();
+        asyncDone();
       },
     );
   } else {
@@ -186,7 +202,15 @@ function run(slot) {
   }
 }
 
+// Async calls this worker has started and not answered: while there are
+// any, an idle worker lets its event loop turn instead of spinning.
+let asyncRunning = 0;
+
 function serve() {
+  if (steal) {
+    serveClaims();
+    return;
+  }
   for (;;) {
     let fresh = lane.takeNew();
     if (fresh === 0) {
@@ -226,6 +250,92 @@ function wake() {
   // spurious wake too.
   Atomics.store(i32, lane.sleeping, 0);
   serve();
+}
+
+// ---- Stealing (src/memory/steal.rs) --------------------------------------
+
+/** Publishes answers, then the doorbell (src/doorbell.rs). */
+function flushClaims() {
+  if (!claimant.flush()) return;
+  Atomics.add(i32, W_COUNTER, 1);
+  if (Atomics.load(i32, W_ARMED) !== 0) bell.ring();
+}
+
+// Claims that found nothing claimable in a row before the worker stops
+// spinning: a PENDING bit can stay set for a moment after another worker
+// won its slot (it clears the bit right after), or until the host reclaims
+// the slots of a worker that died holding one.
+const FUTILE_CLAIMS = 64;
+
+/** Claims and runs calls one at a time, so work nobody started stays shared. */
+function serveClaims() {
+  parked = false;
+  let futile = 0;
+  for (;;) {
+    // Waiting on async calls of its own, this worker leaves new work to an
+    // idle one (steal.rs, IDLE); it claims again when it is idle itself or
+    // every worker is busy.
+    if (asyncRunning !== 0 && claimant.othersIdle()) break;
+    const index = claimant.claim();
+    if (index < 0) {
+      // Answers go out before this worker waits for more work.
+      flushClaims();
+      if (asyncRunning !== 0) break;
+      claimant.setIdle(true);
+      if (++futile > FUTILE_CLAIMS) break;
+      if (!claimant.anyPending() && !bell.spinWhileZero(claimant.pending, claimant.regionLanes, SPIN_MICROS)) break;
+      continue;
+    }
+    futile = 0;
+    claimant.setIdle(false);
+    const running = asyncRunning;
+    run(index);
+    // Each answer is published before the next call starts: the next one
+    // may be long, and the host should not wait for this one meanwhile.
+    flushClaims();
+    if (asyncRunning > running) {
+      // It went async: let this event loop turn before claiming more.
+      setImmediate(serveClaims);
+      return;
+    }
+  }
+  if (asyncRunning === 0) claimant.setIdle(true);
+  parkClaims();
+}
+
+// Whether an Atomics.waitAsync of this worker is pending (one at a time).
+let parked = false;
+
+/** Sleep until the host publishes work (it notifies WAKE when SLEEPERS is set). */
+function parkClaims() {
+  if (parked) return;
+  const seq = Atomics.load(i32, claimant.wake);
+  Atomics.or(i32, claimant.sleepers, claimant.bit);
+  // With async calls of its own and another worker idle, pending work is
+  // that worker's: do not spin on it. The end of an async call (asyncDone)
+  // serves again.
+  if (claimant.anyPending() && !(asyncRunning !== 0 && claimant.othersIdle())) {
+    Atomics.and(i32, claimant.sleepers, ~claimant.bit);
+    setImmediate(serveClaims);
+    return;
+  }
+  parked = true;
+  const wait = Atomics.waitAsync(i32, claimant.wake, seq);
+  if (wait.async) wait.value.then(wakeClaims);
+  else setImmediate(wakeClaims);
+}
+
+function wakeClaims() {
+  Atomics.and(i32, claimant.sleepers, ~claimant.bit);
+  serveClaims();
+}
+
+/** An async call of this worker ended: with stealing, maybe claim again. */
+function asyncDone() {
+  if (steal && asyncRunning === 0 && parked) {
+    Atomics.and(i32, claimant.sleepers, ~claimant.bit);
+    setImmediate(serveClaims);
+  }
 }
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the

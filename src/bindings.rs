@@ -29,9 +29,10 @@ use napi_derive::napi;
 
 use crate::dispatcher::Dispatcher;
 use crate::doorbell::Doorbell;
-use crate::memory::layout::{self, lane_word, slot_word, word};
+use crate::memory::layout::{self, lane_word, slot_word, steal_word, word, StealGeometry};
 use crate::memory::payload::{self, AllocError, Arena};
 use crate::memory::region::{self, Attachment, SharedMemory};
+use crate::memory::steal::Section;
 use crate::task_id;
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -77,7 +78,20 @@ pub struct Layout {
     pub slot_word_ext: u32,
     pub slot_word_signal: u32,
     pub slot_word_started: u32,
+    pub slot_word_owner: u32,
     pub max_abort_slots: u32,
+    /// Steal sections (`memory/steal.rs`): word indices from the section
+    /// start, byte offsets of the done lines, limits.
+    pub steal_word_pending: u32,
+    pub steal_word_sleepers: u32,
+    pub steal_word_wake: u32,
+    pub steal_word_idle: u32,
+    pub steal_done_offset: u32,
+    pub done_stride: u32,
+    pub done_seq_word: u32,
+    pub max_region_lanes: u32,
+    pub max_steal_claimants: u32,
+    pub owner_host: u32,
     /// Bytes the payload arena keeps at the start of its region.
     pub payload_header_bytes: u32,
 }
@@ -109,7 +123,18 @@ pub fn layout() -> Layout {
         slot_word_ext: w(slot_word::EXT),
         slot_word_signal: w(slot_word::SIGNAL),
         slot_word_started: w(slot_word::STARTED),
+        slot_word_owner: w(slot_word::OWNER),
         max_abort_slots: w(layout::MAX_ABORT_SLOTS),
+        steal_word_pending: w(steal_word::PENDING),
+        steal_word_sleepers: w(steal_word::SLEEPERS),
+        steal_word_wake: w(steal_word::WAKE),
+        steal_word_idle: w(steal_word::IDLE),
+        steal_done_offset: w(layout::STEAL_DONE_OFFSET),
+        done_stride: w(layout::DONE_STRIDE),
+        done_seq_word: w(layout::DONE_SEQ_WORD),
+        max_region_lanes: w(layout::MAX_REGION_LANES),
+        max_steal_claimants: w(layout::MAX_STEAL_CLAIMANTS),
+        owner_host: layout::OWNER_HOST,
         payload_header_bytes: w(payload::HEADER_BYTES),
     }
 }
@@ -120,6 +145,49 @@ pub fn layout() -> Layout {
 pub fn region_bytes(lanes: u32, abort_slots: u32) -> Result<u32> {
     let bytes = layout::region_bytes(lanes as usize, abort_slots as usize).map_err(invalid)?;
     u32::try_from(bytes).map_err(|_| invalid("region too large"))
+}
+
+/// The steal section of a region, when the pool steals: `workers` claimants
+/// over `regionLanes` region lanes of `width` slots. Errors state the rule.
+fn steal_geometry(
+    workers: Option<u32>,
+    region_lanes: Option<u32>,
+    width: Option<u32>,
+) -> Result<Option<StealGeometry>> {
+    match (workers, region_lanes, width) {
+        (None, None, None) => Ok(None),
+        (Some(w), Some(g), Some(n)) => StealGeometry::new(w as usize, g as usize, n as usize)
+            .map(Some)
+            .map_err(invalid),
+        _ => Err(invalid(
+            "a steal section needs workers, regionLanes and width together",
+        )),
+    }
+}
+
+/// Bytes a control region needs: `lanes` private lanes (0 when stealing),
+/// `abortSlots` abort words, and a steal section when `workers`,
+/// `regionLanes` and `width` are given.
+#[napi]
+pub fn control_bytes(
+    lanes: u32,
+    abort_slots: u32,
+    workers: Option<u32>,
+    region_lanes: Option<u32>,
+    width: Option<u32>,
+) -> Result<u32> {
+    let steal = steal_geometry(workers, region_lanes, width)?;
+    let bytes = layout::control_bytes(lanes as usize, abort_slots as usize, steal.as_ref())
+        .map_err(invalid)?;
+    u32::try_from(bytes).map_err(|_| invalid("region too large"))
+}
+
+/// Byte offset of the steal section in a region with `lanes` private lanes
+/// and `abortSlots` abort words.
+#[napi]
+pub fn steal_offset(lanes: u32, abort_slots: u32) -> Result<u32> {
+    let offset = layout::steal_offset(lanes as usize, abort_slots as usize).map_err(invalid)?;
+    Ok(offset as u32)
 }
 
 /// Byte offset of the abort words in a region with `lanes` lanes.
@@ -161,9 +229,24 @@ impl Held {
 
 /// Writes the header of a fresh control region (host side, once).
 #[napi]
-pub fn format_control_region(view: Uint8Array, lanes: u32, abort_slots: u32) -> Result<()> {
-    let need = layout::region_bytes(lanes as usize, abort_slots as usize).map_err(invalid)?;
+pub fn format_control_region(
+    view: Uint8Array,
+    lanes: u32,
+    abort_slots: u32,
+    workers: Option<u32>,
+    region_lanes: Option<u32>,
+    width: Option<u32>,
+) -> Result<()> {
+    let steal = steal_geometry(workers, region_lanes, width)?;
+    let need = layout::control_bytes(lanes as usize, abort_slots as usize, steal.as_ref())
+        .map_err(invalid)?;
     let held = Held::new(view, need)?;
+    if let Some(geometry) = steal {
+        let offset = layout::steal_offset(lanes as usize, abort_slots as usize).map_err(invalid)?;
+        Section::new(&held.memory, offset, geometry)
+            .ok_or_else(|| invalid("steal section outside the region"))?
+            .format();
+    }
     let header = [
         (word::VERSION, layout::VERSION),
         (word::LANES, lanes),
@@ -319,6 +402,19 @@ impl WorkerBell {
             .ok_or_else(|| invalid(format!("word {index} is outside the control region")))?;
         let budget = std::time::Duration::from_secs_f64(micros.clamp(0.0, 1e6) / 1e6);
         Ok(crate::spin::spin_while_equal(word, value as u32, budget))
+    }
+
+    /// Spins while words `first..first + count` of the control region are
+    /// all zero, for at most `micros` µs (a stealing worker waiting for any
+    /// PENDING bit). True when one became non-zero.
+    #[napi]
+    pub fn spin_while_zero(&self, first: u32, count: u32, micros: f64) -> Result<bool> {
+        let words = (first..first.saturating_add(count))
+            .map(|i| self._held.memory.word(i as usize))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| invalid(format!("words {first}..+{count} leave the control region")))?;
+        let budget = std::time::Duration::from_secs_f64(micros.clamp(0.0, 1e6) / 1e6);
+        Ok(crate::spin::spin_while_all_zero(&words, budget))
     }
 }
 

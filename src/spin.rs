@@ -16,15 +16,13 @@ use std::time::{Duration, Instant};
 /// Polls between yields: ~0.5 µs of `spin_loop` hints here.
 const POLLS_PER_YIELD: u32 = 64;
 
-/// Polls `word` while it equals `current`, for at most `budget`. Returns
-/// true when it changed (the caller then re-reads it with its own ordering).
-pub fn spin_while_equal(word: &AtomicU32, current: u32, budget: Duration) -> bool {
+/// Polls `done` until it returns true, for at most `budget`, yielding the
+/// CPU between bursts of polls. Returns whether `done` became true.
+fn spin_until(budget: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     loop {
         for _ in 0..POLLS_PER_YIELD {
-            // Relaxed is enough to notice the change; the caller's own
-            // acquire load (JS `Atomics.load`) orders what it reads after.
-            if word.load(Ordering::Relaxed) != current {
+            if done() {
                 return true;
             }
             std::hint::spin_loop();
@@ -34,6 +32,21 @@ pub fn spin_while_equal(word: &AtomicU32, current: u32, budget: Duration) -> boo
         }
         std::thread::yield_now();
     }
+}
+
+/// Polls `word` while it equals `current`, for at most `budget`. Returns
+/// true when it changed (the caller then re-reads it with its own ordering).
+pub fn spin_while_equal(word: &AtomicU32, current: u32, budget: Duration) -> bool {
+    // Relaxed is enough to notice the change; the caller's own acquire load
+    // (JS `Atomics.load`) orders what it reads after.
+    spin_until(budget, || word.load(Ordering::Relaxed) != current)
+}
+
+/// Polls `words` while all of them are zero, for at most `budget` (a
+/// stealing worker waiting for any PENDING bit). True when one was set.
+pub fn spin_while_all_zero(words: &[&AtomicU32], budget: Duration) -> bool {
+    // Relaxed, as above: the caller claims with its own atomics.
+    spin_until(budget, || words.iter().any(|w| w.load(Ordering::Relaxed) != 0))
 }
 
 #[cfg(test)]
@@ -53,6 +66,15 @@ mod tests {
     fn returns_true_at_once_when_already_different() {
         let word = AtomicU32::new(6);
         assert!(spin_while_equal(&word, 5, Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn all_zero_spin_sees_any_word_set() {
+        let words = [AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)];
+        let refs: Vec<&AtomicU32> = words.iter().collect();
+        assert!(!spin_while_all_zero(&refs, Duration::from_millis(1)));
+        words[2].store(4, Ordering::Relaxed);
+        assert!(spin_while_all_zero(&refs, Duration::from_secs(10)));
     }
 
     #[test]

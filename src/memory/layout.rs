@@ -10,6 +10,8 @@
 //! after lanes   abort words     one u32 per abort signal (host writes 1 to
 //!                               abort; the worker's `signal.hasAborted()`
 //!                               reads it), ABORT_SLOTS of them
+//! after those   steal section   only in work-stealing pools, which have no
+//!                               private lanes (see `steal.rs` and below)
 //!
 //! lane:
 //!   +0    host line     REQ (request bits, written only by the host)
@@ -22,8 +24,19 @@
 //!           +16 word SIGNAL       request: abort word index + 1, or 0 for none
 //!           +20 word STARTED      request: 0; the worker sets 1 when it starts
 //!                                 the call (read by the host's hard timeout)
-//!           +24 reserved
+//!           +24 word OWNER        steal section only: who holds the slot
+//!                                 (`steal.rs`); unused in private lanes
+//!           +28 reserved
 //!           +32 INLINE_BYTES of inline payload
+//!
+//! steal section (`StealGeometry`):
+//!   +0    pending lines  PENDING[g], one word per region lane (MAX_REGION_LANES
+//!                        words, two cache lines): host sets bits, claimants clear
+//!   +128  sleepers line  SLEEPERS (a bit per worker), WAKE (host's wake
+//!                        counter), IDLE (a bit per worker with nothing started)
+//!   +192  done lines     per worker, DONE_STRIDE bytes: DONE[g] per region lane
+//!                        and DONE_SEQ, written only by that worker
+//!   then  slots          region lane g, slot b at (g * width + b) * SLOT_STRIDE
 //! ```
 //! Each writer owns whole 64-byte lines so that the host's stores and a
 //! worker's stores never share a cache line (no false sharing on the words
@@ -49,6 +62,14 @@ pub const LANES_OFFSET: usize = 2 * CACHE_LINE;
 pub const MAX_LANES: usize = 1024;
 /// Abort words one region can hold.
 pub const MAX_ABORT_SLOTS: usize = 1 << 20;
+/// Region lanes of a steal section: the PENDING words fill two cache lines.
+pub const MAX_REGION_LANES: usize = 32;
+/// Workers that can claim from one steal section: one SLEEPERS bit each, and
+/// a region lane (at most 32 slots) must hold one claim per consumer plus one
+/// (`steal.rs`), so 31.
+pub const MAX_STEAL_CLAIMANTS: usize = 31;
+/// OWNER of a steal slot the host has never published.
+pub const OWNER_HOST: u32 = u32::MAX;
 /// EXT value of a slot whose payload is inline.
 pub const NO_EXT: u32 = u32::MAX;
 
@@ -83,6 +104,86 @@ pub mod slot_word {
     pub const EXT: usize = 3;
     pub const SIGNAL: usize = 4;
     pub const STARTED: usize = 5;
+    pub const OWNER: usize = 6;
+}
+
+/// Word indices from the start of a steal section.
+pub mod steal_word {
+    /// PENDING[g] is `PENDING + g`.
+    pub const PENDING: usize = 0;
+    pub const SLEEPERS: usize = 32;
+    pub const WAKE: usize = 33;
+    /// A bit per worker holding no started call (a scheduling hint only).
+    pub const IDLE: usize = 34;
+}
+
+/// Byte offsets within a steal section.
+pub const STEAL_PENDING_BYTES: usize = 2 * CACHE_LINE;
+pub const STEAL_DONE_OFFSET: usize = STEAL_PENDING_BYTES + CACHE_LINE;
+/// One worker's done lines: DONE[g] for every region lane, then DONE_SEQ.
+pub const DONE_STRIDE: usize = round_up((MAX_REGION_LANES + 1) * 4, CACHE_LINE);
+/// Word index of DONE_SEQ within a worker's done lines.
+pub const DONE_SEQ_WORD: usize = MAX_REGION_LANES;
+
+/// The shape of a steal section: `workers` claimants, `region_lanes` region
+/// lanes of `width` slots each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StealGeometry {
+    pub workers: usize,
+    pub region_lanes: usize,
+    pub width: usize,
+}
+
+impl StealGeometry {
+    /// Checks the rule that keeps every claimant able to claim: a region lane
+    /// holds at most 32 slots (one bit each in PENDING and DONE) and at least
+    /// one slot per consumer plus one, i.e. `slots / region_lanes >= workers + 1`.
+    pub fn new(workers: usize, region_lanes: usize, width: usize) -> Result<Self, String> {
+        if !(2..=MAX_STEAL_CLAIMANTS).contains(&workers) {
+            return Err(format!(
+                "a steal section serves 2..={MAX_STEAL_CLAIMANTS} workers, got {workers}"
+            ));
+        }
+        if region_lanes == 0 || region_lanes > MAX_REGION_LANES {
+            return Err(format!(
+                "region lanes must be 1..={MAX_REGION_LANES}, got {region_lanes}"
+            ));
+        }
+        if width > SLOT_COUNT || width < workers + 1 {
+            return Err(format!(
+                "a region lane holds {}..={SLOT_COUNT} slots for {workers} workers, got {width}",
+                workers + 1
+            ));
+        }
+        Ok(Self {
+            workers,
+            region_lanes,
+            width,
+        })
+    }
+
+    pub fn slots(&self) -> usize {
+        self.region_lanes * self.width
+    }
+
+    /// Byte offset, from the section start, of worker `w`'s done lines.
+    pub const fn done_offset(&self, w: usize) -> usize {
+        STEAL_DONE_OFFSET + w * DONE_STRIDE
+    }
+
+    /// Byte offset, from the section start, of the first slot.
+    pub const fn slots_offset(&self) -> usize {
+        STEAL_DONE_OFFSET + self.workers * DONE_STRIDE
+    }
+
+    /// Byte offset, from the section start, of slot `b` of region lane `g`.
+    pub const fn slot_offset(&self, g: usize, b: usize) -> usize {
+        self.slots_offset() + (g * self.width + b) * SLOT_STRIDE
+    }
+
+    pub const fn bytes(&self) -> usize {
+        self.slots_offset() + self.region_lanes * self.width * SLOT_STRIDE
+    }
 }
 
 const fn round_up(n: usize, to: usize) -> usize {
@@ -91,8 +192,30 @@ const fn round_up(n: usize, to: usize) -> usize {
 
 /// Bytes a region with `lanes` lanes and `abort_slots` abort words needs.
 pub fn region_bytes(lanes: usize, abort_slots: usize) -> Result<usize, String> {
-    if lanes == 0 || lanes > MAX_LANES {
-        return Err(format!("lane count must be 1..={MAX_LANES}, got {lanes}"));
+    if lanes == 0 {
+        return Err(format!("lane count must be 1..={MAX_LANES}, got 0"));
+    }
+    control_bytes(lanes, abort_slots, None)
+}
+
+/// Bytes a control region needs: `lanes` private lanes (0 for a stealing
+/// pool, which has a steal section instead), `abort_slots` abort words and
+/// an optional steal section.
+pub fn control_bytes(
+    lanes: usize,
+    abort_slots: usize,
+    steal: Option<&StealGeometry>,
+) -> Result<usize, String> {
+    if lanes == 0 && steal.is_none() {
+        return Err("a control region needs private lanes or a steal section".into());
+    }
+    Ok(steal_offset(lanes, abort_slots)? + steal.map_or(0, StealGeometry::bytes))
+}
+
+/// Byte offset of the steal section: after the abort words.
+pub fn steal_offset(lanes: usize, abort_slots: usize) -> Result<usize, String> {
+    if lanes > MAX_LANES {
+        return Err(format!("lane count must be 0..={MAX_LANES}, got {lanes}"));
     }
     if abort_slots > MAX_ABORT_SLOTS {
         return Err(format!(
@@ -130,6 +253,13 @@ const _: () = {
     assert!(word::COUNTER * 4 == CACHE_LINE);
     assert!(word::STOP * 4 < 2 * CACHE_LINE);
     assert!(SLOT_COUNT == 32);
+    assert!(slot_word::OWNER * 4 < SLOT_HEADER_BYTES);
+    // PENDING fills its own two lines; SLEEPERS and WAKE share the next one.
+    assert!(MAX_REGION_LANES * 4 == STEAL_PENDING_BYTES);
+    assert!(steal_word::SLEEPERS * 4 == STEAL_PENDING_BYTES);
+    assert!(steal_word::IDLE * 4 < STEAL_DONE_OFFSET);
+    assert!(DONE_STRIDE.is_multiple_of(CACHE_LINE));
+    assert!(MAX_STEAL_CLAIMANTS < 32);
 };
 
 #[cfg(test)]
@@ -148,5 +278,24 @@ mod tests {
         assert!(region_bytes(0, 0).is_err());
         assert!(region_bytes(MAX_LANES + 1, 0).is_err());
         assert!(region_bytes(1, MAX_ABORT_SLOTS + 1).is_err());
+    }
+
+    #[test]
+    fn steal_geometry_follows_its_rule() {
+        let g = StealGeometry::new(2, 2, 32).unwrap();
+        assert_eq!(g.slots(), 64);
+        assert_eq!(g.slot_offset(1, 0), g.slot_offset(0, 31) + SLOT_STRIDE);
+        assert_eq!(g.bytes(), g.slot_offset(1, 31) + SLOT_STRIDE);
+        assert!(g.slots_offset().is_multiple_of(CACHE_LINE));
+        // width must hold one slot per worker plus one, and at most 32
+        assert!(StealGeometry::new(3, 8, 3).is_err());
+        assert!(StealGeometry::new(3, 8, 4).is_ok());
+        assert!(StealGeometry::new(2, 1, 33).is_err());
+        assert!(StealGeometry::new(1, 1, 32).is_err());
+        assert!(StealGeometry::new(32, 1, 32).is_err());
+        assert!(StealGeometry::new(31, 31, 32).is_ok());
+        let bytes = control_bytes(0, 4, Some(&g)).unwrap();
+        assert_eq!(bytes, steal_offset(0, 4).unwrap() + g.bytes());
+        assert!(control_bytes(0, 0, None).is_err());
     }
 }

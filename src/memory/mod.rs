@@ -6,3 +6,4 @@ pub mod lane;
 pub mod layout;
 pub mod payload;
 pub mod region;
+pub mod steal;

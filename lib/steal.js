@@ -1,0 +1,252 @@
+"use strict";
+// The steal protocol in JavaScript: both ends of a shared submit region. The
+// protocol (who writes which word, in which order, and why no call is lost,
+// duplicated or misdelivered) is written down once, in src/memory/steal.rs;
+// this file follows it step by step. All offsets come from Rust's layout().
+
+const { L, lowestBit } = require("./lane.js");
+
+const popcount = (x) => {
+  let n = 0;
+  for (; x !== 0; x &= x - 1) n++;
+  return n;
+};
+
+/** Word and byte offsets of one steal section, shared by both ends. */
+class StealGeometry {
+  /**
+   * `sectionByte`: the section's offset in the control region (Rust's
+   * stealOffset); `workers` claimants; `regionLanes` lanes of `width` slots.
+   */
+  constructor(sectionByte, workers, regionLanes, width) {
+    this.workers = workers;
+    this.regionLanes = regionLanes;
+    this.width = width;
+    this.slots = regionLanes * width;
+    this.full = width === 32 ? -1 : (1 << width) - 1;
+    const base = sectionByte / 4;
+    this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
+    this.sleepers = base + L.stealWordSleepers;
+    this.wake = base + L.stealWordWake;
+    this.idle = base + L.stealWordIdle;
+    this.doneByte = sectionByte + L.stealDoneOffset;
+    this.slotsByte = this.doneByte + workers * L.doneStride;
+  }
+  /** Word index of DONE[w][g]. */
+  doneWord(w, g) {
+    return (this.doneByte + w * L.doneStride) / 4 + g;
+  }
+  doneSeqWord(w) {
+    return (this.doneByte + w * L.doneStride) / 4 + L.doneSeqWord;
+  }
+  /** Word index of the first header word of slot `index` (= g * width + b). */
+  slotWord(index) {
+    return (this.slotsByte + index * L.slotStride) / 4;
+  }
+  /** Byte offset of slot `index`'s inline payload. */
+  slotPayload(index) {
+    return this.slotsByte + index * L.slotStride + L.slotHeaderBytes;
+  }
+}
+
+/** The host's end (steps 1, 2 and 5, and reclaiming a dead worker's calls). */
+class HostSubmit extends StealGeometry {
+  constructor(i32, sectionByte, workers, regionLanes, width) {
+    super(sectionByte, workers, regionLanes, width);
+    this.i32 = i32;
+    this.busy = new Int32Array(regionLanes); // published, not yet consumed
+    this.fresh = new Int32Array(regionLanes); // published since the last flush
+    this.calls = new Array(this.slots).fill(null); // the pool's registry of pending calls
+    this.seen = [];
+    this.seenSeq = new Int32Array(workers);
+    for (let w = 0; w < workers; w++) this.seen.push(new Int32Array(regionLanes));
+    this.inFlight = 0;
+    this.nextLane = 0;
+  }
+  /** A slot the host does not hold (g * width + b), or -1. */
+  freeSlot() {
+    if (this.inFlight === this.slots) return -1;
+    // Start where the last search ended: published calls spread over the
+    // region lanes, and a full lane is not rescanned on every call.
+    for (let i = 0; i < this.regionLanes; i++) {
+      const g = this.nextLane;
+      const free = ~this.busy[g] & this.full;
+      if (free !== 0) return g * this.width + lowestBit(free);
+      this.nextLane = g + 1 === this.regionLanes ? 0 : g + 1;
+    }
+    return -1;
+  }
+  /** Step 1, after the request is written: the slot becomes claimable. */
+  publish(index, call) {
+    const g = (index / this.width) | 0;
+    const bit = 1 << (index - g * this.width);
+    this.busy[g] |= bit;
+    this.fresh[g] |= bit;
+    this.calls[index] = call;
+    this.inFlight++;
+    // After the request's words: a claimant whose compare-exchange reads 0
+    // reads the request written before it.
+    Atomics.store(this.i32, this.slotWord(index) + L.slotWordOwner, 0);
+  }
+  /** Step 2: hand the burst to the claimants and wake sleepers. */
+  flush() {
+    const i32 = this.i32;
+    let published = 0;
+    for (let g = 0; g < this.regionLanes; g++) {
+      const bits = this.fresh[g];
+      if (bits === 0) continue;
+      this.fresh[g] = 0;
+      published += popcount(bits);
+      Atomics.or(i32, this.pending + g, bits);
+    }
+    if (published === 0) return;
+    // After the or: a parking worker sets its SLEEPERS bit, then re-reads
+    // PENDING; one of the two sequentially consistent loads sees the other.
+    const sleepers = Atomics.load(i32, this.sleepers);
+    if (sleepers !== 0) {
+      Atomics.add(i32, this.wake, 1);
+      Atomics.notify(i32, this.wake, Math.min(popcount(sleepers), published));
+    }
+  }
+  /**
+   * Step 5 for worker `w`: calls `settle(index)` for each answered slot
+   * (freed first); returns how many.
+   */
+  takeDone(w, settle) {
+    const i32 = this.i32;
+    const seq = Atomics.load(i32, this.doneSeqWord(w));
+    if (seq === this.seenSeq[w]) return 0;
+    this.seenSeq[w] = seq;
+    const seen = this.seen[w];
+    let settled = 0;
+    for (let g = 0; g < this.regionLanes; g++) {
+      if (this.busy[g] === 0) continue;
+      const done = Atomics.load(i32, this.doneWord(w, g));
+      let answered = done ^ seen[g];
+      if (answered === 0) continue;
+      seen[g] = done;
+      this.busy[g] &= ~answered;
+      while (answered !== 0) {
+        const b = lowestBit(answered);
+        answered &= answered - 1;
+        this.inFlight--;
+        settle(g * this.width + b);
+        settled++;
+      }
+    }
+    return settled;
+  }
+  /** Takes the call out of a consumed (or reclaimed) slot. */
+  release(index) {
+    const call = this.calls[index];
+    this.calls[index] = null;
+    return call;
+  }
+  /** Worker `w`'s id in OWNER words. */
+  ownerOf(index) {
+    return Atomics.load(this.i32, this.slotWord(index) + L.slotWordOwner) - 1;
+  }
+  /**
+   * Worker `w` is gone (call after `takeDone(w)`): the slots it claimed and
+   * did not answer. They are freed, their PENDING bits cleared (it may have
+   * died between winning and clearing), and its done lines zeroed for its
+   * replacement.
+   */
+  reclaim(w) {
+    const i32 = this.i32;
+    const held = [];
+    for (let g = 0; g < this.regionLanes; g++) {
+      let busy = this.busy[g] & ~this.fresh[g];
+      while (busy !== 0) {
+        const b = lowestBit(busy);
+        busy &= busy - 1;
+        const index = g * this.width + b;
+        if (this.ownerOf(index) !== w) continue;
+        this.busy[g] &= ~(1 << b);
+        Atomics.and(i32, this.pending + g, ~(1 << b));
+        this.inFlight--;
+        held.push(index);
+      }
+      Atomics.store(i32, this.doneWord(w, g), 0);
+      this.seen[w][g] = 0;
+    }
+    Atomics.store(i32, this.doneSeqWord(w), 0);
+    this.seenSeq[w] = 0;
+    Atomics.and(i32, this.sleepers, ~(1 << w));
+    Atomics.and(i32, this.idle, ~(1 << w));
+    return held;
+  }
+}
+
+/** A worker's end (steps 3 and 4, and parking). */
+class Claimant extends StealGeometry {
+  constructor(i32, sectionByte, workers, regionLanes, width, w) {
+    super(sectionByte, workers, regionLanes, width);
+    this.i32 = i32;
+    this.w = w;
+    this.me = w + 1;
+    this.bit = 1 << w;
+    this.done = new Int32Array(regionLanes);
+    for (let g = 0; g < regionLanes; g++) this.done[g] = Atomics.load(i32, this.doneWord(w, g));
+    this.changed = false;
+    this.home = w % regionLanes;
+    this.idleSet = false; // this worker's IDLE bit, as last stored
+  }
+  /** IDLE hint: this worker holds no started call (true) or does (false). */
+  setIdle(idle) {
+    if (idle === this.idleSet) return;
+    this.idleSet = idle;
+    if (idle) Atomics.or(this.i32, this.idle, this.bit);
+    else Atomics.and(this.i32, this.idle, ~this.bit);
+  }
+  /** Whether another worker holds no started call. */
+  othersIdle() {
+    return (Atomics.load(this.i32, this.idle) & ~this.bit) !== 0;
+  }
+  /** Step 3: claims one call; returns its slot index, or -1. */
+  claim() {
+    const i32 = this.i32;
+    const lanes = this.regionLanes;
+    for (let i = 0, g = this.home; i < lanes; i++, g = g + 1 === lanes ? 0 : g + 1) {
+      let pending = Atomics.load(i32, this.pending + g);
+      while (pending !== 0) {
+        const b = lowestBit(pending);
+        pending &= pending - 1;
+        const index = g * this.width + b;
+        if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
+          // Only the winner clears the bit (see steal.rs, step 3).
+          Atomics.and(i32, this.pending + g, ~(1 << b));
+          return index;
+        }
+      }
+    }
+    return -1;
+  }
+  /** Whether any PENDING bit is set. */
+  anyPending() {
+    for (let g = 0; g < this.regionLanes; g++) {
+      if (Atomics.load(this.i32, this.pending + g) !== 0) return true;
+    }
+    return false;
+  }
+  /** Step 4, deferred: the response of slot `index` is written. */
+  finish(index) {
+    const g = (index / this.width) | 0;
+    this.done[g] ^= 1 << (index - g * this.width);
+    this.changed = true;
+  }
+  /** Step 4: publish every answer since the last flush; true if any. */
+  flush() {
+    if (!this.changed) return false;
+    this.changed = false;
+    const i32 = this.i32;
+    for (let g = 0; g < this.regionLanes; g++) {
+      const word = this.doneWord(this.w, g);
+      if (i32[word] !== this.done[g]) Atomics.store(i32, word, this.done[g]);
+    }
+    Atomics.add(i32, this.doneSeqWord(this.w), 1);
+    return true;
+  }
+}
+
+module.exports = { StealGeometry, HostSubmit, Claimant };
