@@ -134,7 +134,10 @@ const BALANCERS = ["roundRobin", "firstIdle", "randomLane", "firstIdleOrRandom"]
 /** Older spellings still accepted, and the name each stands for. */
 const BALANCER_ALIASES = { robinRound: "roundRobin" };
 const INLINER_POSITIONS = ["first", "last"];
-const MAX_LOOPS = 1_000_000;
+// Upper bounds of the count options (host.stallFreeLoops, inliner.batchSize,
+// inliner.dispatchThreshold) and of host.maxBackoffMs: far past any useful
+// value, there to turn a slip (1e12, ms given as µs) into an error.
+const MAX_COUNT = 1_000_000;
 const MAX_BACKOFF_MS = 60_000;
 
 const quoteList = (names) => names.map((n) => JSON.stringify(n)).join(", ");
@@ -172,7 +175,7 @@ function resolveHost(host) {
   }
   if (host.dispatcher !== undefined) out.dispatcher = oneOf(host.dispatcher, "host.dispatcher", DISPATCHERS);
   if (host.doorbell !== undefined) out.doorbell = boolean(host.doorbell, "host.doorbell");
-  if (host.stallFreeLoops !== undefined) out.stallFreeLoops = integerIn(host.stallFreeLoops, "host.stallFreeLoops", 0, MAX_LOOPS);
+  if (host.stallFreeLoops !== undefined) out.stallFreeLoops = integerIn(host.stallFreeLoops, "host.stallFreeLoops", 0, MAX_COUNT);
   if (host.maxBackoffMs !== undefined) {
     const ms = host.maxBackoffMs;
     if (typeof ms !== "number") {
@@ -206,9 +209,9 @@ function resolveInliner(inliner) {
   const out = { position: "last", batchSize: 1, dispatchThreshold: 1 };
   checkKeys(inliner, Object.keys(out), "inliner.");
   if (inliner.position !== undefined) out.position = oneOf(inliner.position, "inliner.position", INLINER_POSITIONS);
-  if (inliner.batchSize !== undefined) out.batchSize = integerIn(inliner.batchSize, "inliner.batchSize", 1, MAX_LOOPS);
+  if (inliner.batchSize !== undefined) out.batchSize = integerIn(inliner.batchSize, "inliner.batchSize", 1, MAX_COUNT);
   if (inliner.dispatchThreshold !== undefined) {
-    out.dispatchThreshold = integerIn(inliner.dispatchThreshold, "inliner.dispatchThreshold", 1, MAX_LOOPS);
+    out.dispatchThreshold = integerIn(inliner.dispatchThreshold, "inliner.dispatchThreshold", 1, MAX_COUNT);
   }
   return out;
 }
@@ -330,11 +333,12 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
   checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner"], "");
-  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", 0, maxLanes);
-  if (threads === 0 && options.inliner === undefined) {
-    // Without the inliner's lane in the host, no lane would run the calls.
+  // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
+  const minThreads = options.inliner === undefined ? 1 : 0;
+  if (options.threads === 0 && minThreads === 1) {
     throw new RangeError(`knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`);
   }
+  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
   if (options.debug !== undefined && typeof options.debug !== "boolean") {
     throw new TypeError(`knitting-native: debug must be a boolean, got ${describe(options.debug)}`);
   }
