@@ -222,7 +222,10 @@ test("host.stealRegionLanes is ignored while stealing is off, but its type is st
 test("threads: 0 needs the inliner", () => {
   const err = throwsNaming(() => resolve({ threads: 0 }), RangeError, ["threads", "inliner"], "threads 0");
   assert.match(err.message, /got 0/);
-  throwsNaming(() => resolve({ threads: -1, inliner: {} }), RangeError, "threads", "threads -1 with inliner");
+  const below = throwsNaming(() => resolve({ threads: -1 }), RangeError, "threads", "threads -1");
+  assert.match(below.message, /between 1 and/);
+  const belowInline = throwsNaming(() => resolve({ threads: -1, inliner: {} }), RangeError, "threads", "threads -1 with inliner");
+  assert.match(belowInline.message, /between 0 and/);
   const r = resolve({ threads: 0, inliner: {} });
   assert.equal(r.threads, 0);
   assert.deepEqual(r.inliner, { position: "last", batchSize: 1, dispatchThreshold: 1 });
