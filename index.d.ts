@@ -263,11 +263,15 @@ export interface PoolLifecycle {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** A running pool over the tasks in `T`. */
+/**
+ * A running pool over the tasks in `T`: an object of tasks keyed by name, or
+ * an array (a tuple) of tasks.
+ */
 export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
   /**
    * One caller per task, by name: `pool.call.add([1, 2])` runs `add` on a
-   * worker and resolves to its result. The argument may also be a Promise of
+   * worker and resolves to its result. For tasks given as an array, by
+   * index: `pool.call[0](arg)` (a tuple keeps each index's own types). The argument may also be a Promise of
    * the argument type; it is awaited before it is sent. The optional second
    * argument is {@link CallOptions} (`{ signal }`).
    *
@@ -389,10 +393,107 @@ export interface WorkerOptions {
   bootstrap?: BootstrapOptions;
 }
 
+/**
+ * The host's side of the pool (`host` of {@link PoolOptions}): how calls
+ * reach the workers and how the host waits for answers.
+ */
+export interface HostOptions {
+  /**
+   * Work stealing: calls go to one shared submit region, from which idle
+   * workers claim them, instead of to a worker chosen by the host. `true`
+   * needs 2 to 31 `threads` and no `inliner` (a `RangeError` otherwise);
+   * with it, `balancer` and `dispatcher` are not used.
+   *
+   * `KNITTING_STEAL=1|true|0|false` (any case) in the environment sets the
+   * default for every pool (where stealing cannot work, `1` is ignored); any
+   * other value is a `TypeError` at `createPool`.
+   * @default on with 2 to 31 threads unless `balancer`, `dispatcher` (or
+   * `KNITTING_DISPATCHER`) or `inliner` is given; else off
+   */
+  steal?: boolean;
+  /**
+   * How many region lanes the stealing region is split into. The region has
+   * 32 slots per worker (`32 * threads`); each region lane gets
+   * `32 * threads / stealRegionLanes` of them, which must be a whole number,
+   * at most 32, and at least `threads + 1`. Checked (a `RangeError` stating
+   * the rule) only while stealing is on, else ignored.
+   * @default threads (region lanes of 32 slots)
+   */
+  stealRegionLanes?: number;
+  /**
+   * How a worker's doorbell ring reaches the host's event loop when stealing
+   * is off: `"per-thread"` or `"serial-channel"`. `KNITTING_DISPATCHER` in
+   * the environment sets the default (this option wins). Giving either turns
+   * default stealing off.
+   * @default "per-thread"
+   */
+  dispatcher?: "per-thread" | "serial-channel";
+  /**
+   * `true`: a host with calls in flight and nothing to drain sleeps until a
+   * worker rings its doorbell. `false`: it polls instead, backing off up to
+   * `maxBackoffMs` between passes.
+   * @default true
+   */
+  doorbell?: boolean;
+  /**
+   * Drain passes that find nothing before the host sleeps on the doorbell
+   * (or, with `doorbell: false`, before its polling starts to back off). An
+   * integer from 0 to 1000000.
+   * @default the pool's own adaptive budget
+   */
+  stallFreeLoops?: number;
+  /**
+   * The longest pause, in milliseconds, between polling passes when
+   * `doorbell` is `false` (accepted, and unused, otherwise). More than 0 and
+   * at most 60000.
+   * @default the pool's own limit
+   */
+  maxBackoffMs?: number;
+}
+
+/**
+ * How the host picks the worker for a call when stealing is off
+ * (`balancer` of {@link PoolOptions}):
+ * - `"roundRobin"`: each worker in turn.
+ * - `"firstIdle"`: the first worker, in lane order, with nothing in flight.
+ * - `"randomLane"`: a worker at random.
+ * - `"firstIdleOrRandom"`: the first idle worker, else one at random.
+ * - `"robinRound"`: older spelling of `"roundRobin"`.
+ */
+export type Balancer = "roundRobin" | "firstIdle" | "randomLane" | "firstIdleOrRandom" | "robinRound";
+
+/**
+ * The inline lane (`inliner` of {@link PoolOptions}): the host runs calls
+ * itself, as one more lane beside the workers. `{}` takes every default.
+ * Task modules then run in the host too, where `worker.bootstrap` never runs
+ * (so the two cannot be combined).
+ */
+export interface InlinerOptions {
+  /**
+   * Where the inline lane stands among the lanes: before the workers
+   * (`"first"`) or after them (`"last"`).
+   * @default "last"
+   */
+  position?: "first" | "last";
+  /**
+   * Calls the host runs inline in one turn before it yields to its event
+   * loop. An integer from 1 to 1000000.
+   * @default 1
+   */
+  batchSize?: number;
+  /**
+   * Calls in flight from which the inline lane takes calls too. An integer
+   * from 1 to 1000000.
+   * @default 1
+   */
+  dispatchThreshold?: number;
+}
+
 /** Options for {@link createPool} (and a task's `createPool`). */
 export interface PoolOptions {
   /**
-   * Number of worker threads (an integer from 1 to 1024).
+   * Number of worker threads: an integer from 1 to 1024, or 0 with
+   * `inliner` (the host's inline lane is then the only lane).
    * @default os.availableParallelism() - 1, and at least 1
    */
   threads?: number;
@@ -414,6 +515,22 @@ export interface PoolOptions {
    * @default false
    */
   debug?: boolean;
+  /** The host's side: work stealing, dispatcher, doorbell and polling; see {@link HostOptions}. */
+  host?: HostOptions;
+  /**
+   * How the host picks a worker for each call when stealing is off; see
+   * {@link Balancer}. Giving it turns default stealing off. A name not in the
+   * list is a `TypeError` listing them.
+   * @default the least loaded worker
+   */
+  balancer?: Balancer;
+  /**
+   * Lets the host run calls itself, as an extra lane; see
+   * {@link InlinerOptions}. An object (`{}` for the defaults). Not with
+   * `host.steal: true` nor with `worker.bootstrap` (a `RangeError`).
+   * @default none (only workers run calls)
+   */
+  inliner?: InlinerOptions;
 }
 
 // ---------------------------------------------------------------------------
@@ -680,9 +797,29 @@ export declare function importTask<A = unknown, R = unknown>(def: {
  * const three = await pool.call.add([1, 2]);
  * await pool.shutdown();
  */
-export declare function createPool(
-  options?: PoolOptions,
-): <T extends TasksOf<T>>(tasks: T) => Pool<T>;
+export declare function createPool(options?: PoolOptions): PoolFactory;
+
+/**
+ * What {@link createPool} returns: call it with the tasks to start the
+ * workers and get a {@link Pool}.
+ */
+export interface PoolFactory {
+  /**
+   * Tasks as an array: the pool calls them by index, `pool.call[0](arg)`.
+   * An array literal is typed as a tuple, so each index keeps its task's
+   * argument and result types, and an index past its end is a type error.
+   *
+   * @example
+   * const pool = createPool({ threads: 2 })([add, hello]);
+   * const three: number = await pool.call[0]([1, 2]);
+   */
+  <const T extends TasksOf<T> & readonly TaskLike[]>(tasks: T): Pool<T>;
+  /**
+   * Tasks as an object, keyed by the name they are called by:
+   * `pool.call.name(arg)`.
+   */
+  <T extends TasksOf<T>>(tasks: T): Pool<T>;
+}
 
 /** `true` on the main thread; `false` inside the pool's worker threads. */
 export declare const isMain: boolean;

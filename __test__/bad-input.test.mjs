@@ -50,6 +50,24 @@ const OPTION_CASES = [
     ),
   ),
   ...["yes", 1, 0, null, {}, "true"].map((v) => bad({ debug: v }, TypeError, "debug")),
+  // Scheduling options (every rule: options-scheduling.test.mjs).
+  ...[null, 5, "x", [], true].map((v) => bad({ host: v }, TypeError, "host")),
+  bad({ host: { nope: 1 } }, TypeError, "host.nope"),
+  ...["yes", 1, null].map((v) => bad({ host: { steal: v } }, TypeError, "host.steal")),
+  bad({ threads: 1, host: { steal: true } }, RangeError, "host.steal"),
+  bad({ threads: 2, host: { steal: true }, inliner: {} }, RangeError, "inliner"),
+  bad({ threads: 2, host: { steal: true, stealRegionLanes: 32 } }, RangeError, "host.stealRegionLanes"),
+  bad({ host: { stealRegionLanes: "2" } }, TypeError, "host.stealRegionLanes"),
+  bad({ host: { dispatcher: "perThread" } }, TypeError, "host.dispatcher"),
+  bad({ host: { doorbell: "no" } }, TypeError, "host.doorbell"),
+  bad({ host: { stallFreeLoops: -1 } }, RangeError, "host.stallFreeLoops"),
+  bad({ host: { maxBackoffMs: 0 } }, RangeError, "host.maxBackoffMs"),
+  ...["nope", 1, null].map((v) => bad({ balancer: v }, TypeError, "balancer")),
+  ...[true, null, "last"].map((v) => bad({ inliner: v }, TypeError, "inliner")),
+  bad({ inliner: { position: "middle" } }, TypeError, "inliner.position"),
+  bad({ inliner: { batchSize: 0 } }, RangeError, "inliner.batchSize"),
+  bad({ inliner: { dispatchThreshold: 1.5 } }, TypeError, "inliner.dispatchThreshold"),
+  bad({ worker: { bootstrap: { href: "./boot.mjs" } }, inliner: {} }, RangeError, "worker.bootstrap"),
 ];
 
 test(`createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/RangeError naming the key`, () => {

@@ -61,7 +61,7 @@ test("ok examples compile with zero errors (strict, nodenext, ESM and CJS)", asy
   assert.equal(code, 0, out);
   const listed = out.split(/\r?\n/).map((l) => resolve(root, l.trim()));
   assert.ok(listed.includes(dts), `"knitting-native" did not resolve to ${dts}:\n${out}`);
-  for (const f of ["pool.mts", "expect-errors.mts", "require.cts", "lifecycle.mts", "lifecycle-tasks.mts"]) {
+  for (const f of ["pool.mts", "expect-errors.mts", "require.cts", "lifecycle.mts", "lifecycle-tasks.mts", "scheduling.mts"]) {
     assert.ok(listed.includes(join(typesDir, "ok", f)), `ok/${f} was not compiled`);
   }
 });

@@ -209,7 +209,7 @@ createPool({ worker: { bootstrap: { href: "./bootstrap.mjs", data: 42 } } })({ a
 createPool({ threads: 1, worker: { bootstrap: { href: "./b.mjs", name: "setup", data: null }, hardTimeoutMs: 1, resolveAfterFinishingAll: true } })({ add });
 add.createPool(all);
 type _workerKeys = Assert<Equal<keyof WorkerOptions, "resourceLimits" | "hardTimeoutMs" | "resolveAfterFinishingAll" | "bootstrap">>;
-type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug">>;
+type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug" | "host" | "balancer" | "inliner">>;
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;
 
 // Timeouts as values.
