@@ -49,6 +49,10 @@ const LONG_WAIT_MS = 0.2;
 const DEFAULT_STALL_FREE_LOOPS = 64;
 const DEFAULT_MAX_BACKOFF_MS = 8;
 
+// Replacements in a row that may die while starting, with no error of
+// their own (terminated from outside), before the pool gives up on a lane.
+const MAX_SILENT_START_FAILURES = 3;
+
 let nextPoolId = 1;
 
 const OPEN = 0;
@@ -151,6 +155,8 @@ class Pool {
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     this.workers = new Array(threads).fill(null);
     this.ready = new Array(threads).fill(false);
+    this.everReady = new Array(threads).fill(false);
+    this.startFailures = new Array(threads).fill(0);
     this.workerTasks = workerTable(table);
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
@@ -245,6 +251,8 @@ class Pool {
     worker.on("message", (msg) => {
       if (msg && msg.type === "ready") {
         this.ready[lane] = true;
+        this.everReady[lane] = true;
+        this.startFailures[lane] = 0;
         if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) ready`);
         if (this.ready.every(Boolean)) this.readyResolve();
       } else if (msg && msg.type === "init-error") {
@@ -262,9 +270,15 @@ class Pool {
       this.workers[lane] = null;
       if (this.state === CLOSED) return;
       if (!this.ready[lane] && this.failure === null) {
-        // It died while importing the task modules: a restart would too.
-        this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
-        return;
+        // It died while importing the task modules: a restart would too. A
+        // replacement (its lane started once already) that died without an
+        // error of its own was stopped from outside: start another, a few
+        // times in a row at most.
+        const replacement = this.everReady[lane] && reported === null && (code === 0 || code === 1);
+        if (!replacement || ++this.startFailures[lane] > MAX_SILENT_START_FAILURES) {
+          this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
+          return;
+        }
       }
       const cause = this.killedFor[lane] || reported || undefined;
       this.killedFor[lane] = null;

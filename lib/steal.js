@@ -29,6 +29,7 @@ class StealGeometry {
     this.sleepers = base + L.stealWordSleepers;
     this.wake = base + L.stealWordWake;
     this.idle = base + L.stealWordIdle;
+    this.spinner = base + L.stealWordSpinner;
     this.doneByte = sectionByte + L.stealDoneOffset;
     this.slotsByte = this.doneByte + workers * L.doneStride;
   }
@@ -103,10 +104,14 @@ class HostSubmit extends StealGeometry {
     // After the or: a parking worker sets its SLEEPERS bit, then re-reads
     // PENDING; one of the two sequentially consistent loads sees the other.
     const sleepers = Atomics.load(i32, this.sleepers);
-    if (sleepers !== 0) {
-      Atomics.add(i32, this.wake, 1);
-      Atomics.notify(i32, this.wake, Math.min(popcount(sleepers), published));
-    }
+    if (sleepers === 0) return;
+    // A spinning worker takes the first call itself (steal.rs, Waiting).
+    const wanted = Atomics.load(i32, this.spinner) !== 0 ? published - 1 : published;
+    if (wanted > 0) this.wakeSleepers(Math.min(popcount(sleepers), wanted));
+  }
+  wakeSleepers(count) {
+    Atomics.add(this.i32, this.wake, 1);
+    Atomics.notify(this.i32, this.wake, count);
   }
   /**
    * Step 5 for worker `w`: calls `settle(index)` for each answered slot
@@ -174,6 +179,12 @@ class HostSubmit extends StealGeometry {
     this.seenSeq[w] = 0;
     Atomics.and(i32, this.sleepers, ~(1 << w));
     Atomics.and(i32, this.idle, ~(1 << w));
+    // A dead spinner spins no more: free its turn, and wake the sleepers
+    // for any work the host left to it.
+    Atomics.compareExchange(i32, this.spinner, w + 1, 0);
+    let pending = false;
+    for (let g = 0; g < this.regionLanes; g++) if (Atomics.load(i32, this.pending + g) !== 0) pending = true;
+    if (pending) this.wakeSleepers(this.workers);
     return held;
   }
 }
@@ -198,6 +209,15 @@ class Claimant extends StealGeometry {
     this.idleSet = idle;
     if (idle) Atomics.or(this.i32, this.idle, this.bit);
     else Atomics.and(this.i32, this.idle, ~this.bit);
+  }
+  /** Takes the one spinning turn if it is free (or already this worker's). */
+  trySpin() {
+    const held = Atomics.compareExchange(this.i32, this.spinner, 0, this.me);
+    return held === 0 || held === this.me;
+  }
+  /** Gives the spinning turn back, if this worker holds it. */
+  stopSpinning() {
+    Atomics.compareExchange(this.i32, this.spinner, this.me, 0);
   }
   /** Whether another worker holds no started call. */
   othersIdle() {

@@ -283,10 +283,15 @@ function serveClaims() {
       if (asyncRunning !== 0) break;
       claimant.setIdle(true);
       if (++futile > FUTILE_CLAIMS) break;
-      if (!claimant.anyPending() && !bell.spinWhileZero(claimant.pending, claimant.regionLanes, SPIN_MICROS)) break;
+      if (!claimant.anyPending()) {
+        // One idle worker spins; the others park at once (steal.rs, Waiting).
+        if (!claimant.trySpin()) break;
+        if (!bell.spinWhileZero(claimant.pending, claimant.regionLanes, SPIN_MICROS)) break;
+      }
       continue;
     }
     futile = 0;
+    claimant.stopSpinning();
     claimant.setIdle(false);
     const running = asyncRunning;
     run(index);
@@ -309,6 +314,7 @@ let parked = false;
 /** Sleep until the host publishes work (it notifies WAKE when SLEEPERS is set). */
 function parkClaims() {
   if (parked) return;
+  claimant.stopSpinning();
   const seq = Atomics.load(i32, claimant.wake);
   Atomics.or(i32, claimant.sleepers, claimant.bit);
   // With async calls of its own and another worker idle, pending work is

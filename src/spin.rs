@@ -46,7 +46,9 @@ pub fn spin_while_equal(word: &AtomicU32, current: u32, budget: Duration) -> boo
 /// stealing worker waiting for any PENDING bit). True when one was set.
 pub fn spin_while_all_zero(words: &[&AtomicU32], budget: Duration) -> bool {
     // Relaxed, as above: the caller claims with its own atomics.
-    spin_until(budget, || words.iter().any(|w| w.load(Ordering::Relaxed) != 0))
+    spin_until(budget, || {
+        words.iter().any(|w| w.load(Ordering::Relaxed) != 0)
+    })
 }
 
 #[cfg(test)]

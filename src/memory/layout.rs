@@ -33,7 +33,8 @@
 //!   +0    pending lines  PENDING[g], one word per region lane (MAX_REGION_LANES
 //!                        words, two cache lines): host sets bits, claimants clear
 //!   +128  sleepers line  SLEEPERS (a bit per worker), WAKE (host's wake
-//!                        counter), IDLE (a bit per worker with nothing started)
+//!                        counter), IDLE (a bit per worker with nothing started),
+//!                        SPINNER (the one idle worker that spins, or 0)
 //!   +192  done lines     per worker, DONE_STRIDE bytes: DONE[g] per region lane
 //!                        and DONE_SEQ, written only by that worker
 //!   then  slots          region lane g, slot b at (g * width + b) * SLOT_STRIDE
@@ -115,6 +116,8 @@ pub mod steal_word {
     pub const WAKE: usize = 33;
     /// A bit per worker holding no started call (a scheduling hint only).
     pub const IDLE: usize = 34;
+    /// `w + 1` of the one idle worker allowed to spin, or 0.
+    pub const SPINNER: usize = 35;
 }
 
 /// Byte offsets within a steal section.
@@ -257,7 +260,7 @@ const _: () = {
     // PENDING fills its own two lines; SLEEPERS and WAKE share the next one.
     assert!(MAX_REGION_LANES * 4 == STEAL_PENDING_BYTES);
     assert!(steal_word::SLEEPERS * 4 == STEAL_PENDING_BYTES);
-    assert!(steal_word::IDLE * 4 < STEAL_DONE_OFFSET);
+    assert!(steal_word::SPINNER * 4 < STEAL_DONE_OFFSET);
     assert!(DONE_STRIDE.is_multiple_of(CACHE_LINE));
     assert!(MAX_STEAL_CLAIMANTS < 32);
 };
