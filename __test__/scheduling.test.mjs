@@ -180,3 +180,40 @@ test("array-form tasks: every lane, the inline one included, addresses tasks in 
     }
   }
 });
+
+test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the other keeps serving, calls behind it are not stuck", async () => {
+  const pool = createPool({ threads: 2, worker: { hardTimeoutMs: 200 } })(TASKS);
+  try {
+    await pool.ready;
+    const p = internals(pool);
+    assert.ok(p.shared !== null, "a stealing pool");
+    const before = p.workers.map((w) => w.threadId);
+    const stuck = pool.call.spin(["stuck", 60_000]);
+    // The other worker takes these: a call nobody has started never waits
+    // behind the runaway.
+    const others = await within(
+      Promise.all(Array.from({ length: 50 }, (_, i) => pool.call.add([i, 1]))),
+      SETTLE_MS,
+      "calls beside the runaway",
+    );
+    others.forEach((v, i) => assert.equal(v, i + 1));
+    const err = await within(stuck.then(() => null, (e) => e), SETTLE_MS, "the runaway call");
+    assert.equal(err && err.code, "KNT_HARD_TIMEOUT", `got ${err}`);
+    assert.match(err.message, /spin/);
+    // One worker was replaced, the other is the same thread.
+    await within(
+      (async () => {
+        while (p.workers.some((w) => w === null) || p.workers.every((w, i) => w.threadId === before[i])) {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })(),
+      SETTLE_MS,
+      "a replacement worker",
+    );
+    assert.equal(p.workers.filter((w, i) => w.threadId === before[i]).length, 1, "exactly one worker was replaced");
+    const after = await within(Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 2]))), SETTLE_MS, "after");
+    after.forEach((v, i) => assert.equal(v, i + 2));
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});

@@ -27,7 +27,6 @@ class StealGeometry {
     const base = sectionByte / 4;
     this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
     this.sleepers = base + L.stealWordSleepers;
-    this.wake = base + L.stealWordWake;
     this.idle = base + L.stealWordIdle;
     this.spinner = base + L.stealWordSpinner;
     this.doneByte = sectionByte + L.stealDoneOffset;
@@ -39,6 +38,16 @@ class StealGeometry {
   }
   doneSeqWord(w) {
     return (this.doneByte + w * L.doneStride) / 4 + L.doneSeqWord;
+  }
+  /** Word index of WAKE[w], the counter worker `w` parks on. */
+  wakeWord(w) {
+    return (this.doneByte + w * L.doneStride) / 4 + L.wakeWord;
+  }
+  /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
+  wakeWorker(i32, w) {
+    const word = this.wakeWord(w);
+    Atomics.add(i32, word, 1);
+    Atomics.notify(i32, word, 1);
   }
   /** Word index of the first header word of slot `index` (= g * width + b). */
   slotWord(index) {
@@ -107,11 +116,15 @@ class HostSubmit extends StealGeometry {
     if (sleepers === 0) return;
     // A spinning worker takes the first call itself (steal.rs, Waiting).
     const wanted = Atomics.load(i32, this.spinner) !== 0 ? published - 1 : published;
-    if (wanted > 0) this.wakeSleepers(Math.min(popcount(sleepers), wanted));
+    if (wanted > 0) this.wakeSleepers(sleepers, wanted);
   }
-  wakeSleepers(count) {
-    Atomics.add(this.i32, this.wake, 1);
-    Atomics.notify(this.i32, this.wake, count);
+  /** Wakes up to `count` of the workers in `sleepers` (lowest first). */
+  wakeSleepers(sleepers, count) {
+    for (let n = 0; sleepers !== 0 && n < count; n++) {
+      const w = lowestBit(sleepers);
+      sleepers &= sleepers - 1;
+      this.wakeWorker(this.i32, w);
+    }
   }
   /**
    * Step 5 for worker `w`: calls `settle(index)` for each answered slot
@@ -184,7 +197,7 @@ class HostSubmit extends StealGeometry {
     Atomics.compareExchange(i32, this.spinner, w + 1, 0);
     let pending = false;
     for (let g = 0; g < this.regionLanes; g++) if (Atomics.load(i32, this.pending + g) !== 0) pending = true;
-    if (pending) this.wakeSleepers(this.workers);
+    if (pending) this.wakeSleepers(Atomics.load(i32, this.sleepers), this.workers);
     return held;
   }
 }
@@ -202,6 +215,7 @@ class Claimant extends StealGeometry {
     this.changed = false;
     this.home = w % regionLanes;
     this.idleSet = false; // this worker's IDLE bit, as last stored
+    this.spinning = false; // whether this worker holds SPINNER
   }
   /** IDLE hint: this worker holds no started call (true) or does (false). */
   setIdle(idle) {
@@ -212,11 +226,13 @@ class Claimant extends StealGeometry {
   }
   /** Takes the one spinning turn if it is free (or already this worker's). */
   trySpin() {
-    const held = Atomics.compareExchange(this.i32, this.spinner, 0, this.me);
-    return held === 0 || held === this.me;
+    if (!this.spinning) this.spinning = Atomics.compareExchange(this.i32, this.spinner, 0, this.me) === 0;
+    return this.spinning;
   }
   /** Gives the spinning turn back, if this worker holds it. */
   stopSpinning() {
+    if (!this.spinning) return;
+    this.spinning = false;
     Atomics.compareExchange(this.i32, this.spinner, this.me, 0);
   }
   /** Whether another worker holds no started call. */

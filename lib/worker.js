@@ -311,11 +311,12 @@ function serveClaims() {
 // Whether an Atomics.waitAsync of this worker is pending (one at a time).
 let parked = false;
 
-/** Sleep until the host publishes work (it notifies WAKE when SLEEPERS is set). */
+/** Sleep until the host publishes work (it bumps and notifies this worker's WAKE when SLEEPERS is set). */
 function parkClaims() {
   if (parked) return;
   claimant.stopSpinning();
-  const seq = Atomics.load(i32, claimant.wake);
+  const wakeWord = claimant.wakeWord(laneIndex);
+  const seq = Atomics.load(i32, wakeWord);
   Atomics.or(i32, claimant.sleepers, claimant.bit);
   // With async calls of its own and another worker idle, pending work is
   // that worker's: do not spin on it. The end of an async call (asyncDone)
@@ -326,7 +327,7 @@ function parkClaims() {
     return;
   }
   parked = true;
-  const wait = Atomics.waitAsync(i32, claimant.wake, seq);
+  const wait = Atomics.waitAsync(i32, wakeWord, seq);
   if (wait.async) wait.value.then(wakeClaims);
   else setImmediate(wakeClaims);
 }
@@ -338,10 +339,9 @@ function wakeClaims() {
 
 /** An async call of this worker ended: with stealing, maybe claim again. */
 function asyncDone() {
-  if (steal && asyncRunning === 0 && parked) {
-    Atomics.and(i32, claimant.sleepers, ~claimant.bit);
-    setImmediate(serveClaims);
-  }
+  // Parked while it waited on its own async calls: wake itself, through its
+  // own WAKE word, so the pending wait ends (steal.rs, Waiting).
+  if (steal && asyncRunning === 0 && parked) claimant.wakeWorker(i32, laneIndex);
 }
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the

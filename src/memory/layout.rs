@@ -32,11 +32,12 @@
 //! steal section (`StealGeometry`):
 //!   +0    pending lines  PENDING[g], one word per region lane (MAX_REGION_LANES
 //!                        words, two cache lines): host sets bits, claimants clear
-//!   +128  sleepers line  SLEEPERS (a bit per worker), WAKE (host's wake
-//!                        counter), IDLE (a bit per worker with nothing started),
-//!                        SPINNER (the one idle worker that spins, or 0)
+//!   +128  sleepers line  SLEEPERS (a bit per worker), IDLE (a bit per worker
+//!                        with nothing started), SPINNER (the one idle worker
+//!                        that spins, or 0)
 //!   +192  done lines     per worker, DONE_STRIDE bytes: DONE[g] per region lane
-//!                        and DONE_SEQ, written only by that worker
+//!                        and DONE_SEQ, written only by that worker; WAKE, the
+//!                        counter it parks on (bumped by whoever wakes it)
 //!   then  slots          region lane g, slot b at (g * width + b) * SLOT_STRIDE
 //! ```
 //! Each writer owns whole 64-byte lines so that the host's stores and a
@@ -113,20 +114,21 @@ pub mod steal_word {
     /// PENDING[g] is `PENDING + g`.
     pub const PENDING: usize = 0;
     pub const SLEEPERS: usize = 32;
-    pub const WAKE: usize = 33;
     /// A bit per worker holding no started call (a scheduling hint only).
-    pub const IDLE: usize = 34;
+    pub const IDLE: usize = 33;
     /// `w + 1` of the one idle worker allowed to spin, or 0.
-    pub const SPINNER: usize = 35;
+    pub const SPINNER: usize = 34;
 }
 
 /// Byte offsets within a steal section.
 pub const STEAL_PENDING_BYTES: usize = 2 * CACHE_LINE;
 pub const STEAL_DONE_OFFSET: usize = STEAL_PENDING_BYTES + CACHE_LINE;
-/// One worker's done lines: DONE[g] for every region lane, then DONE_SEQ.
-pub const DONE_STRIDE: usize = round_up((MAX_REGION_LANES + 1) * 4, CACHE_LINE);
+/// One worker's done lines: DONE[g] for every region lane, DONE_SEQ, WAKE.
+pub const DONE_STRIDE: usize = round_up((MAX_REGION_LANES + 2) * 4, CACHE_LINE);
 /// Word index of DONE_SEQ within a worker's done lines.
 pub const DONE_SEQ_WORD: usize = MAX_REGION_LANES;
+/// Word index of the worker's WAKE counter within its done lines.
+pub const WAKE_WORD: usize = MAX_REGION_LANES + 1;
 
 /// The shape of a steal section: `workers` claimants, `region_lanes` region
 /// lanes of `width` slots each.
@@ -257,7 +259,7 @@ const _: () = {
     assert!(word::STOP * 4 < 2 * CACHE_LINE);
     assert!(SLOT_COUNT == 32);
     assert!(slot_word::OWNER * 4 < SLOT_HEADER_BYTES);
-    // PENDING fills its own two lines; SLEEPERS and WAKE share the next one.
+    // PENDING fills its own two lines; SLEEPERS, IDLE, SPINNER the next one.
     assert!(MAX_REGION_LANES * 4 == STEAL_PENDING_BYTES);
     assert!(steal_word::SLEEPERS * 4 == STEAL_PENDING_BYTES);
     assert!(steal_word::SPINNER * 4 < STEAL_DONE_OFFSET);

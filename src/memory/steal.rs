@@ -20,7 +20,8 @@
 //!   bit `b` to hand slot `(g, b)` back with its response. `DONE_SEQ[w]`
 //!   counts `w`'s flushes so the host skips workers with nothing new.
 //! - `SLEEPERS`: bit `w` = worker `w` is parking or parked (each worker sets
-//!   and clears its own bit). `WAKE`: a counter the host bumps to wake them.
+//!   and clears its own bit). `WAKE[w]`, on `w`'s lines: the counter `w`
+//!   parks on; whoever wakes `w` bumps it, then notifies it.
 //! - `IDLE`: bit `w` = worker `w` holds no started call. A hint for spreading
 //!   async calls, never needed for correctness: a worker that is waiting on
 //!   async calls of its own does not claim more while another worker is
@@ -31,8 +32,8 @@
 //! 1. Host: pick a slot it does not hold (a private `busy` mask per region
 //!    lane), write the request words and payload, then store `OWNER = 0`.
 //! 2. Host, once per burst: `PENDING[g] |= new bits` (`Atomics.or`), then
-//!    load `SLEEPERS`; if any worker sleeps, `WAKE += 1` and notify as many
-//!    sleepers as calls were published.
+//!    load `SLEEPERS`; for as many sleepers as calls were published,
+//!    `WAKE[w] += 1` and notify it.
 //! 3. Worker `w`, about to run a call (claim = start, so work nobody has
 //!    started stays claimable by everyone): load `PENDING[g]`; for a set bit,
 //!    `compareExchange(OWNER, 0, w + 1)`; the one worker whose exchange
@@ -74,17 +75,20 @@
 //! re-check PENDING after setting its SLEEPERS bit; and the host clears a
 //! dead worker's SPINNER and wakes the sleepers if work is pending.
 //!
-//! Parking: `seq = WAKE`;
+//! Parking: `seq = WAKE[w]`;
 //! `SLEEPERS |= bit`; re-check every `PENDING` word for a claimable bit (if
-//! one is there, clear its own bit and serve); else `Atomics.waitAsync(WAKE,
+//! one is there, clear its own bit and serve); else `Atomics.waitAsync(WAKE[w],
 //! seq)`. Host (`or PENDING`, `load SLEEPERS`) and worker (`or SLEEPERS`,
 //! `load PENDING`) are sequentially consistent, so one sees the other; the
-//! host bumps `WAKE` before notifying, so a notify that lands before the
-//! worker blocks makes its wait return at once.
+//! host bumps `WAKE[w]` before notifying, so a notify that lands before the
+//! worker blocks makes its wait return at once. One word per worker makes
+//! every wake targeted: a worker whose own async call ends while it is
+//! parked wakes itself the same way, and leaves no stale waiter behind to
+//! absorb a notify meant for another.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::layout::{self, slot_word, steal_word, StealGeometry, DONE_SEQ_WORD};
+use super::layout::{self, slot_word, steal_word, StealGeometry, DONE_SEQ_WORD, WAKE_WORD};
 use super::region::SharedMemory;
 
 /// The words of one steal section in a region.
@@ -121,8 +125,8 @@ impl<'a> Section<'a> {
         self.word(steal_word::SLEEPERS)
     }
 
-    pub fn wake(&self) -> &AtomicU32 {
-        self.word(steal_word::WAKE)
+    pub fn wake(&self, w: usize) -> &AtomicU32 {
+        self.word(self.geometry.done_offset(w) / 4 + WAKE_WORD)
     }
 
     pub fn done(&self, w: usize, g: usize) -> &AtomicU32 {
@@ -190,8 +194,8 @@ impl HostSubmit {
         s.slot(g, b, slot_word::OWNER).store(0, Ordering::SeqCst);
     }
 
-    /// Step 2: hand the burst to the claimants. Returns how many sleepers it
-    /// asked to wake (the JS host notifies them; Rust tests poll instead).
+    /// Step 2: hand the burst to the claimants. Returns the sleepers whose
+    /// WAKE it bumped (the JS host notifies them; Rust tests poll instead).
     pub fn flush(&mut self, s: &Section) -> u32 {
         let mut published = 0;
         for g in 0..self.fresh.len() {
@@ -205,11 +209,12 @@ impl HostSubmit {
             }
         }
         let sleepers = s.sleepers().load(Ordering::SeqCst);
-        if published == 0 || sleepers == 0 {
-            return 0;
+        let mut woken = 0;
+        for w in super::lane::bits(sleepers).take(published as usize) {
+            s.wake(w).fetch_add(1, Ordering::SeqCst);
+            woken |= 1 << w;
         }
-        s.wake().fetch_add(1, Ordering::SeqCst);
-        sleepers.count_ones().min(published)
+        woken
     }
 
     /// Step 5 for worker `w`: answered slots per region lane (freed here).
