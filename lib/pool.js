@@ -3,9 +3,9 @@
 // the event loop, and sleeps on the Rust doorbell when there is nothing to
 // drain (lane protocol: src/memory/lane.rs; doorbell: src/doorbell.rs).
 
-const { Worker } = require("node:worker_threads");
-const { join } = require("node:path");
 const native = require("./native.js");
+const { ThreadRuntime } = require("./thread-runtime.js");
+const { ProcessRuntime } = require("./process-runtime.js");
 const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { Encoder, decode } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
@@ -15,7 +15,6 @@ const { callerHref } = require("./task.js");
 const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 
-const WORKER_FILE = join(__dirname, "worker.js");
 const WORKER_MARK = "__knittingNativeWorker";
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
@@ -97,19 +96,22 @@ class Pool {
 
     const lanes = options.threads;
     const signals = options.abortSignalCapacity;
-    this.controlSab = new SharedArrayBuffer(native.regionBytes(lanes, signals));
+    // Threads or processes: where the memory comes from, how workers start
+    // and how a parked one is woken (thread-runtime.js, process-runtime.js).
+    this.runtime = options.worker.runtime === "process" ? new ProcessRuntime(options.worker) : new ThreadRuntime(options.worker);
+    const memory = this.runtime.createMemory(native.regionBytes(lanes, signals), options.payloadInitialBytes, options.payloadMaxByteLength);
+    this.controlSab = memory.control;
     this.i32 = new Int32Array(this.controlSab);
     this.u8 = new Uint8Array(this.controlSab);
     native.formatControlRegion(this.u8, lanes, signals);
     this.abortBase = native.abortOffset(lanes) / 4;
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
-    this.payloadSab = new SharedArrayBuffer(options.payloadInitialBytes, {
-      maxByteLength: options.payloadMaxByteLength,
-    });
+    this.payloadSab = memory.payload;
     this.payload = new PayloadRegion(this.payloadSab, true);
     this.lanes = [];
-    for (let i = 0; i < lanes; i++) this.lanes.push(new HostLane(this.i32, i));
+    const wakeWorker = (index) => this.runtime.wakeWorker(this.i32, index);
+    for (let i = 0; i < lanes; i++) this.lanes.push(new HostLane(this.i32, i, wakeWorker));
     this.workers = new Array(lanes).fill(null);
     this.ready = new Array(lanes).fill(false);
     this.workerTasks = workerTable(table);
@@ -156,6 +158,7 @@ class Pool {
       this.state = CLOSED;
       this.doorbell.close();
       for (const worker of this.workers) if (worker !== null) worker.terminate();
+      this.runtime.close();
       throw err;
     }
 
@@ -169,27 +172,25 @@ class Pool {
   }
 
   spawn(lane) {
-    const worker = new Worker(WORKER_FILE, {
-      resourceLimits: this.options.worker.resourceLimits,
-      workerData: {
-        [WORKER_MARK]: true,
-        control: this.controlSab,
-        payload: this.payloadSab,
-        lane,
-        abortBase: this.abortBase,
-        tasks: this.workerTasks,
-        bootstrap: this.bootstrap,
-        maxPayloadBytes: this.options.maxPayloadBytes,
-      },
+    const worker = this.runtime.spawn({
+      [WORKER_MARK]: true,
+      control: this.controlSab,
+      payload: this.payloadSab,
+      lane,
+      abortBase: this.abortBase,
+      tasks: this.workerTasks,
+      bootstrap: this.bootstrap,
+      maxPayloadBytes: this.options.maxPayloadBytes,
     });
     this.workers[lane] = worker;
     this.ready[lane] = false;
     const threadId = worker.threadId;
+    const label = worker.pid !== undefined ? `pid ${worker.pid}` : `threadId ${threadId}`;
     let reported = null;
     worker.on("message", (msg) => {
       if (msg && msg.type === "ready") {
         this.ready[lane] = true;
-        if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) ready`);
+        if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
         if (this.ready.every(Boolean)) this.readyResolve();
       } else if (msg && msg.type === "init-error") {
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
@@ -200,14 +201,14 @@ class Pool {
       reported = err;
       if (this.debug) this.debug("lifecycle", `worker ${lane} error: ${err && err.message}`);
     });
-    worker.on("exit", (code) => {
-      if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) exited with code ${code}`);
+    worker.on("exit", (code, signal) => {
+      if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       if (this.state === CLOSED) return;
       if (!this.ready[lane] && this.failure === null) {
         // It died while importing the task modules: a restart would too.
-        this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
+        this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`} while starting`));
         return;
       }
       const hostLane = this.lanes[lane];
@@ -226,7 +227,8 @@ class Pool {
       this.inFlight -= held.length;
       for (const call of held) {
         this.releaseSignal(call);
-        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause));
+        const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
+        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
       if (this.failure === null) this.spawn(lane);
@@ -637,6 +639,7 @@ class Pool {
     this.readyReject(shutdownError());
     this.doorbell.close();
     const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());
+    this.runtime.close();
     return Promise.all(exits).then(() => undefined);
   }
 }
