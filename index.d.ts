@@ -353,8 +353,57 @@ export interface BootstrapOptions {
   data?: unknown;
 }
 
-/** How each worker thread is started, watched and stopped. */
+/** `worker.processSharedMemory`: how worker processes reach the pool's memory. */
+export type ProcessSharedMemory =
+  | "inherit"
+  | { mode: "inherit" }
+  | {
+      mode: "named";
+      /**
+       * Start of the POSIX shm name (`/<namePrefix>-<32 random hex digits>`):
+       * 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
+       * @default "knitting-native"
+       */
+      namePrefix?: string;
+    };
+
+/** How each worker is started, watched and stopped. */
 export interface WorkerOptions {
+  /**
+   * `"thread"`: workers are `worker_threads`. `"process"` (Linux): each
+   * worker is a separate Node process; calls still travel through shared
+   * memory. A worker process that dies rejects the calls it held with a
+   * {@link WorkerExitError} naming its pid and exit code or signal, and is
+   * replaced.
+   * @default "thread"
+   */
+  runtime?: "thread" | "process";
+  /**
+   * Runtime "process": the executable that runs worker processes. Only
+   * `"node"` runs today; `"deno"` and `"bun"` throw an error (`code`
+   * `"KNT_RUNTIME_UNAVAILABLE"`) saying whether the executable is on PATH.
+   * @default "node"
+   */
+  processRuntime?: "node" | "deno" | "bun";
+  /**
+   * Runtime "process": `"inherit"` maps an anonymous memfd that each child
+   * inherits as a file descriptor; `{ mode: "named" }` creates a POSIX shm
+   * object (exclusive, mode 0600, unguessable name) that children reopen by
+   * name, unlinked as soon as every starting worker has mapped it.
+   * @default "inherit"
+   */
+  processSharedMemory?: ProcessSharedMemory;
+  /** Runtime "process": prepended to the worker command (a sandbox wrapper, say). @default [] */
+  processCommandPrefix?: string[];
+  /** Runtime "process": arguments after the worker script (its `process.argv.slice(2)`). @default [] */
+  processArgs?: string[];
+  /**
+   * Runtime "process": Node flags of each worker process.
+   * @default the host's `process.execArgv` without `--inspect*`, `--eval`/`--print`, `--test*` and `--watch*`
+   */
+  execArgv?: string[];
+  /** Runtime "process": the whole environment of each worker process. @default process.env */
+  env?: Record<string, string>;
   /**
    * V8 heap limits for each worker (as `new Worker(file, { resourceLimits })`).
    * A worker that runs out rejects the calls it held with a `WorkerExitError`
@@ -499,7 +548,7 @@ export interface PoolOptions {
   threads?: number;
   /** Sizes of the shared payload region; see {@link PayloadOptions}. */
   payload?: PayloadOptions;
-  /** How each worker thread is started, watched and stopped; see {@link WorkerOptions}. */
+  /** How each worker is started, watched and stopped; see {@link WorkerOptions}. */
   worker?: WorkerOptions;
   /**
    * How many calls of abort-aware tasks may be in flight at once (each holds
@@ -582,15 +631,19 @@ export interface KnittingError extends Error {
  * is not re-run. Made by the pool; test for it with `instanceof`.
  */
 export declare class WorkerExitError extends Error {
-  constructor(lane: number, threadId: number, exitCode: number, cause?: unknown);
+  constructor(lane: number, threadId: number | undefined, exitCode: number | null, cause?: unknown, proc?: { pid: number; signal: string | null });
   readonly name: "WorkerExitError";
   readonly code: "KNT_WORKER_EXIT";
   /** Index of the pool's worker (its lane) that exited, from 0. */
   readonly lane: number;
-  /** The exited worker's `threadId`. */
-  readonly threadId: number;
-  /** The exited worker's exit code. */
-  readonly exitCode: number;
+  /** The exited worker thread's `threadId` (undefined for a worker process). */
+  readonly threadId: number | undefined;
+  /** The exited worker's exit code (null for a worker process ended by a signal). */
+  readonly exitCode: number | null;
+  /** Runtime "process": the worker process's pid. */
+  readonly pid?: number;
+  /** Runtime "process": the signal that ended it, or null. */
+  readonly signal?: string | null;
 }
 
 /** The codes of the codec's errors, by what went wrong (see {@link KnittingErrorCode}). */

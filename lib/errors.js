@@ -8,18 +8,25 @@ function shutdownError() {
   return err;
 }
 
-/** The worker that held a call exited before answering it. */
+/**
+ * The worker that held a call exited before answering it. A worker process
+ * also gives its `pid` and, when a signal ended it, the `signal`
+ * (`exitCode` is then null).
+ */
 class WorkerExitError extends Error {
-  constructor(lane, threadId, exitCode, cause) {
-    super(
-      `knitting-native: worker ${lane} (threadId ${threadId}) exited with code ${exitCode} before answering this call`,
-      cause === undefined ? undefined : { cause },
-    );
+  constructor(lane, threadId, exitCode, cause, proc) {
+    const who = proc === undefined ? `threadId ${threadId}` : `pid ${proc.pid}`;
+    const how = proc !== undefined && proc.signal ? `signal ${proc.signal}` : `code ${exitCode}`;
+    super(`knitting-native: worker ${lane} (${who}) exited with ${how} before answering this call`, cause === undefined ? undefined : { cause });
     this.name = "WorkerExitError";
     this.code = "KNT_WORKER_EXIT";
     this.lane = lane;
     this.threadId = threadId;
     this.exitCode = exitCode;
+    if (proc !== undefined) {
+      this.pid = proc.pid;
+      this.signal = proc.signal || null;
+    }
   }
 }
 

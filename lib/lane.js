@@ -35,9 +35,11 @@ class LaneGeometry {
 
 /** The host's end (steps 1, 2 and 6 of the protocol). */
 class HostLane extends LaneGeometry {
-  constructor(i32, lane) {
+  /** `wakeWorker(index)`: wakes a worker parked on word `index` (the runtime's way). */
+  constructor(i32, lane, wakeWorker) {
     super(lane);
     this.i32 = i32;
+    this.wakeWorker = wakeWorker;
     this.reqBits = 0; // private copy of REQ (the host is its only writer)
     this.seenRes = 0; // RES as of the last drain
     this.busy = 0; // slots handed out and not yet consumed
@@ -73,7 +75,7 @@ class HostLane extends LaneGeometry {
     // the two sequentially consistent loads sees the other's store. The
     // exchange makes one notify per parking, however many flushes see it.
     if (Atomics.load(this.i32, this.sleeping) !== 0 && Atomics.compareExchange(this.i32, this.sleeping, 1, 0) === 1) {
-      Atomics.notify(this.i32, this.req, 1);
+      this.wakeWorker(this.req);
     }
   }
   /** Step 6: slots whose responses are ready (cleared from `busy`). */

@@ -65,12 +65,78 @@ const RESOURCE_LIMITS = {
   stackSizeMb: 1024,
 };
 
-/** The `worker` group: how each worker thread is started and stopped. */
+/** Keys of the `worker` group that only a process runtime uses. */
+const PROCESS_KEYS = ["processRuntime", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
+const PROCESS_RUNTIMES = ["node", "deno", "bun"];
+const SHM_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+
+function stringArray(value, name) {
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new TypeError(`knitting-native: ${name} must be an array of strings, got ${describe(value)}`);
+  }
+  return [...value];
+}
+
+/** worker.runtime "process": how each worker process is started. */
+function resolveProcess(worker, out) {
+  if (worker.resourceLimits !== undefined) {
+    throw new TypeError('knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
+  }
+  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined };
+  if (worker.processRuntime !== undefined) {
+    if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
+      throw new TypeError(`knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
+    }
+    proc.runtime = worker.processRuntime;
+  }
+  const shm = worker.processSharedMemory;
+  if (shm !== undefined && shm !== "inherit") {
+    if (shm === null || typeof shm !== "object" || Array.isArray(shm)) {
+      throw new TypeError(`knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ${describe(shm)}`);
+    }
+    checkKeys(shm, ["mode", "namePrefix"], "worker.processSharedMemory.");
+    if (shm.mode !== "named" && shm.mode !== "inherit") {
+      throw new TypeError(`knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`);
+    }
+    if (shm.namePrefix !== undefined) {
+      if (shm.mode !== "named") throw new TypeError('knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
+      if (typeof shm.namePrefix !== "string" || !SHM_PREFIX.test(shm.namePrefix)) {
+        throw new TypeError(`knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - (not starting with .), got ${describe(shm.namePrefix)}`);
+      }
+    }
+    proc.sharedMemory = { mode: shm.mode, namePrefix: shm.namePrefix };
+  }
+  if (worker.processCommandPrefix !== undefined) proc.commandPrefix = stringArray(worker.processCommandPrefix, "worker.processCommandPrefix");
+  if (worker.processArgs !== undefined) proc.args = stringArray(worker.processArgs, "worker.processArgs");
+  if (worker.execArgv !== undefined) proc.execArgv = stringArray(worker.execArgv, "worker.execArgv");
+  if (worker.env !== undefined) {
+    checkObject(worker.env, "worker.env");
+    for (const [key, value] of Object.entries(worker.env)) {
+      if (typeof value !== "string") throw new TypeError(`knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
+    }
+    proc.env = { ...worker.env };
+  }
+  out.process = proc;
+}
+
+/** The `worker` group: how each worker is started and stopped. */
 function resolveWorker(worker) {
-  const out = { resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined };
+  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap"], "worker.");
+  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", ...PROCESS_KEYS], "worker.");
+  if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
+    throw new TypeError(`knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
+  }
+  if (worker.runtime === "process") {
+    out.runtime = "process";
+    resolveProcess(worker, out);
+  } else {
+    const misplaced = PROCESS_KEYS.find((key) => worker[key] !== undefined);
+    if (misplaced !== undefined) {
+      throw new TypeError(`knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`);
+    }
+  }
   if (worker.resourceLimits !== undefined) {
     checkObject(worker.resourceLimits, "worker.resourceLimits");
     checkKeys(worker.resourceLimits, Object.keys(RESOURCE_LIMITS), "worker.resourceLimits.");

@@ -5,9 +5,9 @@
 // loop, and sleeps on the Rust doorbell (src/doorbell.rs) or polls when
 // there is nothing to drain.
 
-const { Worker } = require("node:worker_threads");
-const { join } = require("node:path");
 const native = require("./native.js");
+const { ThreadRuntime } = require("./thread-runtime.js");
+const { ProcessRuntime } = require("./process-runtime.js");
 const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { HostSubmit } = require("./steal.js");
 const { makeBalancer } = require("./balancers.js");
@@ -20,7 +20,6 @@ const { callerHref } = require("./task.js");
 const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 
-const WORKER_FILE = join(__dirname, "worker.js");
 const WORKER_MARK = "__knittingNativeWorker";
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
@@ -126,7 +125,11 @@ class Pool {
     // A stealing pool has one shared submit region and no private lanes.
     const lanes = topology.steal ? 0 : Math.max(1, threads);
     const steal = topology.steal ? [threads, topology.regionLanes, topology.regionWidth] : [];
-    this.controlSab = new SharedArrayBuffer(native.controlBytes(lanes, signals, ...steal));
+    // Threads or processes: where the memory comes from, how workers start
+    // and how a parked one is woken (thread-runtime.js, process-runtime.js).
+    this.runtime = options.worker.runtime === "process" ? new ProcessRuntime(options.worker) : new ThreadRuntime(options.worker);
+    const memory = this.runtime.createMemory(native.controlBytes(lanes, signals, ...steal), options.payloadInitialBytes, options.payloadMaxByteLength);
+    this.controlSab = memory.control;
     this.i32 = new Int32Array(this.controlSab);
     this.u8 = new Uint8Array(this.controlSab);
     native.formatControlRegion(this.u8, lanes, signals, ...steal);
@@ -135,19 +138,20 @@ class Pool {
     this.stealData = null;
     if (topology.steal) {
       const sectionByte = native.stealOffset(lanes, signals);
-      this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth);
+      this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth, (index) =>
+        this.runtime.wakeWorker(this.i32, index),
+      );
       this.stealData = { sectionByte, workers: threads, regionLanes: topology.regionLanes, width: topology.regionWidth };
     }
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
-    this.payloadSab = new SharedArrayBuffer(options.payloadInitialBytes, {
-      maxByteLength: options.payloadMaxByteLength,
-    });
+    this.payloadSab = memory.payload;
     this.payload = new PayloadRegion(this.payloadSab, true);
     // Private lanes, one per worker, in index order; `choices` adds the
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
-    if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i));
+    const wakeWorker = (index) => this.runtime.wakeWorker(this.i32, index);
+    if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i, wakeWorker));
     this.inline = options.inliner ? new InlineLane(this, table, options.inliner) : null;
     this.choices = this.inline === null ? this.lanes : options.inliner.position === "first" ? [this.inline, ...this.lanes] : [...this.lanes, this.inline];
     this.choose = makeBalancer(topology.balancer);
@@ -201,6 +205,7 @@ class Pool {
       this.state = CLOSED;
       if (this.doorbell !== null) this.doorbell.close();
       for (const worker of this.workers) if (worker !== null) worker.terminate();
+      this.runtime.close();
       throw err;
     }
     if (threads === 0) this.readyResolve(); // the inline lane needs no start-up
@@ -230,30 +235,28 @@ class Pool {
   }
 
   spawn(lane) {
-    const worker = new Worker(WORKER_FILE, {
-      resourceLimits: this.options.worker.resourceLimits,
-      workerData: {
-        [WORKER_MARK]: true,
-        control: this.controlSab,
-        payload: this.payloadSab,
-        lane,
-        abortBase: this.abortBase,
-        tasks: this.workerTasks,
-        bootstrap: this.bootstrap,
-        maxPayloadBytes: this.options.maxPayloadBytes,
-        steal: this.stealData,
-      },
+    const worker = this.runtime.spawn({
+      [WORKER_MARK]: true,
+      control: this.controlSab,
+      payload: this.payloadSab,
+      lane,
+      abortBase: this.abortBase,
+      tasks: this.workerTasks,
+      bootstrap: this.bootstrap,
+      maxPayloadBytes: this.options.maxPayloadBytes,
+      steal: this.stealData,
     });
     this.workers[lane] = worker;
     this.ready[lane] = false;
     const threadId = worker.threadId;
+    const label = worker.pid !== undefined ? `pid ${worker.pid}` : `threadId ${threadId}`;
     let reported = null;
     worker.on("message", (msg) => {
       if (msg && msg.type === "ready") {
         this.ready[lane] = true;
         this.everReady[lane] = true;
         this.startFailures[lane] = 0;
-        if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) ready`);
+        if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
         if (this.ready.every(Boolean)) this.readyResolve();
       } else if (msg && msg.type === "init-error") {
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
@@ -264,8 +267,8 @@ class Pool {
       reported = err;
       if (this.debug) this.debug("lifecycle", `worker ${lane} error: ${err && err.message}`);
     });
-    worker.on("exit", (code) => {
-      if (this.debug) this.debug("lifecycle", `worker ${lane} (threadId ${threadId}) exited with code ${code}`);
+    worker.on("exit", (code, signal) => {
+      if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       if (this.state === CLOSED) return;
@@ -274,9 +277,9 @@ class Pool {
         // replacement (its lane started once already) that died without an
         // error of its own was stopped from outside: start another, a few
         // times in a row at most.
-        const replacement = this.everReady[lane] && reported === null && (code === 0 || code === 1);
+        const replacement = this.everReady[lane] && reported === null && signal == null && (code === 0 || code === 1);
         if (!replacement || ++this.startFailures[lane] > MAX_SILENT_START_FAILURES) {
-          this.fail(reported || new Error(`knitting-native: worker ${lane} exited with code ${code} while starting`));
+          this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`} while starting`));
           return;
         }
       }
@@ -285,7 +288,8 @@ class Pool {
       const held = this.takeBack(lane);
       for (const call of held) {
         this.releaseSignal(call);
-        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause));
+        const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
+        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
       if (this.failure === null) this.spawn(lane);
@@ -782,6 +786,7 @@ class Pool {
     if (this.doorbell !== null) this.doorbell.close();
     if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
     const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());
+    this.runtime.close();
     return Promise.all(exits).then(() => undefined);
   }
 }

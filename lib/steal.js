@@ -44,10 +44,10 @@ class StealGeometry {
     return (this.doneByte + w * L.doneStride) / 4 + L.wakeWord;
   }
   /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
-  wakeWorker(i32, w) {
+  wakeWorker(w) {
     const word = this.wakeWord(w);
-    Atomics.add(i32, word, 1);
-    Atomics.notify(i32, word, 1);
+    Atomics.add(this.i32, word, 1);
+    this.notify(word);
   }
   /** Word index of the first header word of slot `index` (= g * width + b). */
   slotWord(index) {
@@ -61,9 +61,11 @@ class StealGeometry {
 
 /** The host's end (steps 1, 2 and 5, and reclaiming a dead worker's calls). */
 class HostSubmit extends StealGeometry {
-  constructor(i32, sectionByte, workers, regionLanes, width) {
+  /** `notify(index)`: wakes a worker sleeping on word `index` (the runtime's way). */
+  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
     super(sectionByte, workers, regionLanes, width);
     this.i32 = i32;
+    this.notify = notify;
     this.busy = new Int32Array(regionLanes); // published, not yet consumed
     this.fresh = new Int32Array(regionLanes); // published since the last flush
     this.calls = new Array(this.slots).fill(null); // the pool's registry of pending calls
@@ -123,7 +125,7 @@ class HostSubmit extends StealGeometry {
     for (let n = 0; sleepers !== 0 && n < count; n++) {
       const w = lowestBit(sleepers);
       sleepers &= sleepers - 1;
-      this.wakeWorker(this.i32, w);
+      this.wakeWorker(w);
     }
   }
   /**
@@ -204,9 +206,11 @@ class HostSubmit extends StealGeometry {
 
 /** A worker's end (steps 3 and 4, and parking). */
 class Claimant extends StealGeometry {
-  constructor(i32, sectionByte, workers, regionLanes, width, w) {
+  /** `notify(index)`: wakes whoever sleeps on word `index` (the runtime's way). */
+  constructor(i32, sectionByte, workers, regionLanes, width, w, notify) {
     super(sectionByte, workers, regionLanes, width);
     this.i32 = i32;
+    this.notify = notify;
     this.w = w;
     this.me = w + 1;
     this.bit = 1 << w;

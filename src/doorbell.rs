@@ -27,12 +27,15 @@
 //! with a new count it clears `ARMED` (so further publications do not ring)
 //! and tells the host to drain.
 //!
-//! `atomic-wait` is the process-private futex: right for thread workers,
-//! which share this address space. Process workers need the shared futex.
+//! Thread workers share this address space: the doorbell uses the private
+//! futex (`atomic-wait`). When the region is a cross-process mapping
+//! (process workers), it uses the shared one; `futex::Scope` decides, from
+//! where the memory lives, once per `Doorbell`.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use crate::futex::Scope;
 use crate::memory::layout::word;
 use crate::memory::region::SharedMemory;
 
@@ -49,6 +52,7 @@ pub enum Wake {
 #[derive(Debug, Clone)]
 pub struct Doorbell {
     memory: Arc<SharedMemory>,
+    scope: Scope,
 }
 
 impl Doorbell {
@@ -59,7 +63,13 @@ impl Doorbell {
                 memory.len()
             ));
         }
-        Ok(Self { memory })
+        let scope = Scope::of(memory.base());
+        Ok(Self { memory, scope })
+    }
+
+    /// Which futex this doorbell waits and wakes on.
+    pub fn scope(&self) -> Scope {
+        self.scope
     }
 
     fn word(&self, index: usize) -> &AtomicU32 {
@@ -76,7 +86,7 @@ impl Doorbell {
     /// Worker side: wake the waiter. Called only after the worker has added
     /// to `COUNTER` and seen `ARMED`.
     pub fn ring(&self) {
-        atomic_wait::wake_all(self.word(word::COUNTER));
+        self.scope.wake_all(self.word(word::COUNTER));
     }
 
     /// Worker side, the whole step in one call (used by Rust tests and by
@@ -105,7 +115,7 @@ impl Doorbell {
         // SeqCst store, then a wake: the waiter re-reads STOP after every
         // return from futex_wait, so it cannot miss it.
         self.word(word::STOP).store(1, Ordering::SeqCst);
-        atomic_wait::wake_all(self.word(word::COUNTER));
+        self.scope.wake_all(self.word(word::COUNTER));
     }
 
     pub fn stopped(&self) -> bool {
@@ -132,7 +142,7 @@ impl Doorbell {
                 // Counted while the host was busy: it drains those itself.
                 continue;
             }
-            atomic_wait::wait(counter, now);
+            self.scope.wait(counter, now);
         }
     }
 }
@@ -156,6 +166,11 @@ mod tests {
     fn arm_refuses_when_count_moved() {
         let (_buf, mem) = region();
         let bell = Doorbell::new(mem).unwrap();
+        assert_eq!(
+            bell.scope(),
+            Scope::Private,
+            "heap memory: thread pools' futex"
+        );
         let seen = bell.counter();
         bell.publish();
         assert!(

@@ -6,15 +6,21 @@
 //!   arena, the registry of held regions.
 //! - `doorbell.rs`: how workers wake an idle host.
 //! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
+//! - `futex.rs`: waiting and waking in the scope the memory needs (private
+//!   for thread pools, shared across processes).
+//! - `process/`: memory shared with worker processes, and their waiting.
 //! - `spin.rs`: bounded spinning that yields the CPU.
 //! - `task_id.rs`: `stableTaskID`.
 //! - `bindings.rs`: what JS calls.
 
 pub mod dispatcher;
 pub mod doorbell;
+pub mod futex;
 pub mod memory;
 #[cfg(test)]
 mod model;
+#[cfg(target_os = "linux")]
+pub mod process;
 pub mod spin;
 pub mod task_id;
 

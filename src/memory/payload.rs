@@ -107,15 +107,17 @@
 //! Publishing an offset to a reader is the caller's job and needs its own
 //! Release/Acquire pair.
 //!
-//! Limitation: `atomic_wait` uses process-private futexes on Linux, so the
-//! sleeping path only wakes threads of the same process. Sharing a region
-//! between processes needs a shared futex for `LOCK` (the layout does not
-//! change).
+//! The futex is the private one (`atomic_wait`) for a region in this
+//! process's own memory (thread pools), and the shared one when the region
+//! is a cross-process mapping (process workers): `futex::Scope::of` decides
+//! from the base address when an `Arena` is made. The layout is the same.
 
 use std::fmt;
 use std::hint::spin_loop;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::futex::Scope;
 
 /// Bytes at the start of the region reserved for the arena header.
 pub const HEADER_BYTES: usize = 64;
@@ -220,6 +222,8 @@ pub struct Arena {
     base: *mut u8,
     /// 0 marks an inert arena (bad `init` arguments): nothing is touched.
     max_len: usize,
+    /// The futex the lock sleeps and wakes on.
+    scope: Scope,
 }
 
 // SAFETY: an `Arena` is a pointer and a length. Every access it makes to the
@@ -255,6 +259,7 @@ struct Snapshot {
 
 struct LockGuard<'a> {
     word: &'a AtomicU32,
+    scope: Scope,
 }
 
 impl Drop for LockGuard<'_> {
@@ -262,7 +267,7 @@ impl Drop for LockGuard<'_> {
         // Release: every header/block write made while holding the lock
         // happens-before the next holder's Acquire in `lock`.
         if self.word.swap(0, Ordering::Release) == 2 {
-            atomic_wait::wake_one(self.word);
+            self.scope.wake_one(self.word);
         }
     }
 }
@@ -316,9 +321,14 @@ impl Arena {
             return Arena {
                 base: ptr::null_mut(),
                 max_len: 0,
+                scope: Scope::Private,
             };
         }
-        let arena = Arena { base, max_len };
+        let arena = Arena {
+            base,
+            max_len,
+            scope: Scope::of(base),
+        };
         let r = Ordering::Relaxed;
         arena.h32(H_LOCK).store(0, r);
         arena.h32(H_VERSION).store(VERSION, r);
@@ -353,7 +363,11 @@ impl Arena {
         if !(HEADER_BYTES..=isize::MAX as usize).contains(&max_len) {
             return Err(format!("payload region max_len {max_len} is out of range"));
         }
-        let arena = Arena { base, max_len };
+        let arena = Arena {
+            base,
+            max_len,
+            scope: Scope::of(base),
+        };
         // Acquire: pairs with the Release store of MAGIC in `init`.
         let magic = arena.h32(H_MAGIC).load(Ordering::Acquire);
         if magic != MAGIC {
@@ -381,6 +395,7 @@ impl Arena {
         Ok(Arena {
             base,
             max_len: region_max,
+            scope: arena.scope,
         })
     }
 
@@ -695,13 +710,16 @@ impl Arena {
             .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            Self::lock_contended(word);
+            Self::lock_contended(word, self.scope);
         }
-        Some(LockGuard { word })
+        Some(LockGuard {
+            word,
+            scope: self.scope,
+        })
     }
 
     #[cold]
-    fn lock_contended(word: &AtomicU32) {
+    fn lock_contended(word: &AtomicU32, scope: Scope) {
         // Relaxed loads while spinning: they only decide when to retry; the
         // Acquire RMWs below do the synchronising.
         let mut state = word.load(Ordering::Relaxed);
@@ -722,7 +740,7 @@ impl Arena {
         // We own the lock once the swap returns 0 (Acquire, as above). Taking
         // it in state 2 may cost the next unlock one spurious wake: harmless.
         while word.swap(2, Ordering::Acquire) != 0 {
-            atomic_wait::wait(word, 2);
+            scope.wait(word, 2);
         }
     }
 

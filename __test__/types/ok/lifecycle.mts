@@ -208,7 +208,35 @@ createPool({ worker: { bootstrap: { href: "file:///srv/boot.mjs", name: "setup" 
 createPool({ worker: { bootstrap: { href: "./bootstrap.mjs", data: 42 } } })({ add });
 createPool({ threads: 1, worker: { bootstrap: { href: "./b.mjs", name: "setup", data: null }, hardTimeoutMs: 1, resolveAfterFinishingAll: true } })({ add });
 add.createPool(all);
-type _workerKeys = Assert<Equal<keyof WorkerOptions, "resourceLimits" | "hardTimeoutMs" | "resolveAfterFinishingAll" | "bootstrap">>;
+createPool({ worker: { runtime: "process" } })({ add });
+createPool({
+  worker: {
+    runtime: "process",
+    processRuntime: "node",
+    processSharedMemory: { mode: "named", namePrefix: "my-app" },
+    processCommandPrefix: ["/usr/bin/env"],
+    processArgs: ["--flag"],
+    execArgv: ["--max-old-space-size=256"],
+    env: { HOME: "/tmp" },
+  },
+})({ add });
+createPool({ worker: { runtime: "thread", processSharedMemory: "inherit" } })({ add });
+type _workerKeys = Assert<
+  Equal<
+    keyof WorkerOptions,
+    | "runtime"
+    | "processRuntime"
+    | "processSharedMemory"
+    | "processCommandPrefix"
+    | "processArgs"
+    | "execArgv"
+    | "env"
+    | "resourceLimits"
+    | "hardTimeoutMs"
+    | "resolveAfterFinishingAll"
+    | "bootstrap"
+  >
+>;
 type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug" | "host" | "balancer" | "inliner">>;
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;
 
@@ -227,11 +255,12 @@ try {
   if (err instanceof WorkerExitError) {
     type _name = Assert<Equal<typeof err.name, "WorkerExitError">>;
     type _code = Assert<Equal<typeof err.code, "KNT_WORKER_EXIT">>;
-    const where: [number, number, number] = [err.lane, err.threadId, err.exitCode];
+    const where: [number, number | undefined, number | null] = [err.lane, err.threadId, err.exitCode];
+    const proc: [number | undefined, string | null | undefined] = [err.pid, err.signal];
     const message: string = err.message;
     const asError: Error = err;
     const asKnitting: KnittingError = err;
-    void [where, message, asError, asKnitting];
+    void [where, proc, message, asError, asKnitting];
   } else {
     const code = (err as KnittingError).code;
     if (code === "KNT_HARD_TIMEOUT" || code === "KNT_TASK_TIMEOUT" || code === "KNT_ABORT_SIGNALS_EXHAUSTED") void code;

@@ -1,0 +1,271 @@
+// worker.runtime "process": each worker is a Node process; calls still go
+// through shared memory (a memfd or a POSIX shm object), waits and wakes
+// through the shared futex.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { createPool, WorkerExitError } from "../index.mjs";
+import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
+import { aOnly } from "./fixtures/process-order-b.mjs";
+import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
+import { pid, held, crashLater, exitWith, surroundings, checksum, spin } from "./fixtures/process-tasks.mjs";
+
+const linux = process.platform === "linux";
+const skip = linux ? false : "process workers need Linux";
+const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
+const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
+
+function processPool(options, tasks) {
+  return createPool({ threads: 1, ...options, worker: { runtime: "process", ...options.worker } })(tasks);
+}
+
+async function waitUntil(predicate, what) {
+  const deadline = Date.now() + 15_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function alive(p) {
+  try {
+    process.kill(p, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("calls run in another process: sync, async, thrown, isMain false there", { skip }, async () => {
+  const pool = processPool({ threads: 2, worker: {} }, { add, delayed, failSync, failAsync, pid, surroundings });
+  try {
+    await pool.ready;
+    const workerPid = await pool.call.pid();
+    assert.notEqual(workerPid, process.pid);
+    assert.equal((await pool.call.surroundings("X")).ppid, process.pid);
+    assert.equal((await pool.call.surroundings("X")).isMain, false);
+    assert.equal(await pool.call.add([2, 3]), 5);
+    assert.equal(await pool.call.delayed(["later", 5]), "later");
+    await assert.rejects(pool.call.failSync("boom"), (err) => err instanceof TypeError && err.message === "boom");
+    await assert.rejects(pool.call.failAsync("async boom"), (err) => err.name === "CustomError" && err.cause.code === 42);
+    const many = await Promise.all(Array.from({ length: 5000 }, (_, i) => pool.call.add([i, i])));
+    many.forEach((v, i) => assert.equal(v, 2 * i));
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("payloads past the inline slot and of ~1 MiB cross both ways", { skip }, async () => {
+  const pool = processPool({ worker: {} }, { echo, checksum });
+  try {
+    const text = "é✓x".repeat(300); // > 512 encoded bytes
+    assert.equal(await pool.call.echo(text), text);
+    const bytes = new Uint8Array(1024 * 1024 - 17);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + 7) & 255;
+    let sum = 0;
+    for (let i = 0; i < bytes.length; i++) sum = (sum + bytes[i] * (i + 1)) >>> 0;
+    assert.deepEqual(await pool.call.checksum(bytes), { length: bytes.length, sum });
+    const back = await pool.call.echo(bytes);
+    assert.ok(back instanceof Uint8Array);
+    assert.deepEqual(back, bytes);
+    // Many large values in flight at once share the fixed-size region.
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echo({ i, pad: "p".repeat(64 * 1024) })));
+    all.forEach((v, i) => assert.equal(v.i, i));
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("task ids agree although host and workers import the modules in another order", { skip }, async () => {
+  // This file imported process-order-a.mjs before process-order-b.mjs; a
+  // worker imports them in table order (aOnly sorts first, so b before a).
+  const pool = processPool({ threads: 2, worker: {} }, { zSecond, aOnly, zFirst });
+  try {
+    assert.equal(await pool.call.zFirst(1), "a.first(1)");
+    assert.equal(await pool.call.zSecond(2), "a.second(2)");
+    assert.equal(await pool.call.aOnly(3), "b.only(3)");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a SIGKILLed worker rejects the calls it held with its pid and signal; a replacement serves", { skip }, async () => {
+  const pool = processPool({ worker: {} }, { pid, held, add });
+  try {
+    const victim = await pool.call.pid();
+    const calls = [pool.call.held(60_000), pool.call.held(60_000)].map((p) => p.then(() => assert.fail("must reject"), (e) => e));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.kill(victim, "SIGKILL");
+    for (const err of await Promise.all(calls)) {
+      assert.ok(err instanceof WorkerExitError, String(err));
+      assert.equal(err.code, "KNT_WORKER_EXIT");
+      assert.equal(err.pid, victim);
+      assert.equal(err.signal, "SIGKILL");
+      assert.equal(err.exitCode, null);
+      assert.match(err.message, new RegExp(`pid ${victim}\\) exited with signal SIGKILL`));
+    }
+    const next = await pool.call.pid();
+    assert.notEqual(next, victim);
+    assert.equal(await pool.call.add([40, 2]), 42);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("process.exit() in a task and an uncaught exception end the worker; the pool goes on", { skip }, async () => {
+  const pool = processPool({ worker: {} }, { pid, exitWith, crashLater, held, add });
+  try {
+    const first = await pool.call.pid();
+    const err = await pool.call.exitWith(7).then(() => assert.fail("must reject"), (e) => e);
+    assert.ok(err instanceof WorkerExitError);
+    assert.equal(err.exitCode, 7);
+    assert.equal(err.pid, first);
+    assert.equal(err.signal, null);
+    assert.match(err.message, new RegExp(`pid ${first}\\) exited with code 7`));
+
+    const second = await pool.call.pid();
+    assert.notEqual(second, first);
+    const waiting = pool.call.held(60_000).then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(await pool.call.crashLater(), second);
+    const crashed = await waiting;
+    assert.ok(crashed instanceof WorkerExitError);
+    assert.equal(crashed.pid, second);
+    assert.equal(crashed.exitCode, 1);
+    assert.equal(await pool.call.add([1, 1]), 2);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("hardTimeoutMs replaces a runaway worker process", { skip }, async () => {
+  const pool = processPool({ worker: { hardTimeoutMs: 200 } }, { spin, add });
+  try {
+    const err = await pool.call.spin().then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(err.code, "KNT_HARD_TIMEOUT", String(err));
+    // A call placed while the runaway is being killed goes down with it (as
+    // with threads); the replacement serves the next one.
+    const sum = await pool.call.add([1, 2]).catch((e) => {
+      assert.equal(e.cause && e.cause.code, "KNT_HARD_TIMEOUT", String(e));
+      return pool.call.add([1, 2]);
+    });
+    assert.equal(sum, 3);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("named shared memory: the name goes once workers mapped it, and after a crash and shutdown", { skip }, async () => {
+  const prefix = uniquePrefix("named");
+  const pool = processPool({ threads: 2, worker: { processSharedMemory: { mode: "named", namePrefix: prefix } } }, { pid, add, echo });
+  try {
+    const created = shmEntries(prefix);
+    assert.equal(created.length, 1, "the name exists while the workers start");
+    assert.match(created[0], new RegExp(`^${prefix}-[0-9a-f]{32}$`));
+    await pool.ready;
+    assert.deepEqual(shmEntries(prefix), [], "unlinked once every worker mapped it");
+    const victim = await pool.call.pid();
+    process.kill(victim, "SIGKILL");
+    // The replacement opens the memory without the name.
+    await waitUntil(() => !alive(victim), "the killed worker to go");
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 1])));
+    results.forEach((v, i) => assert.equal(v, i + 1));
+    assert.equal(await pool.call.echo("y".repeat(5000)), "y".repeat(5000));
+    assert.deepEqual(shmEntries(prefix), []);
+  } finally {
+    await pool.shutdown();
+  }
+  assert.deepEqual(shmEntries(prefix), []);
+});
+
+test("named shared memory: nothing is left after the host is SIGKILLed, and its workers exit", { skip }, async () => {
+  const prefix = uniquePrefix("killed-host");
+  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  host.stdout.on("data", (chunk) => (out += chunk));
+  const exited = new Promise((resolve) => host.on("exit", (code, signal) => resolve(signal)));
+  await waitUntil(() => out.includes("\n"), "the host to be ready");
+  const workers = JSON.parse(out.slice("ready ".length));
+  assert.ok(workers.length >= 1);
+  host.kill("SIGKILL");
+  assert.equal(await exited, "SIGKILL");
+  assert.deepEqual(shmEntries(prefix), []);
+  await waitUntil(() => workers.every((p) => !alive(p)), "the orphaned workers to exit");
+});
+
+test("worker.processCommandPrefix wraps the command; processArgs, execArgv and env reach the child", { skip }, async () => {
+  const pool = processPool(
+    {
+      worker: {
+        processCommandPrefix: ["/bin/sh", fixture("process-wrapper.sh")],
+        processArgs: ["--from-test"],
+        execArgv: ["--no-warnings"],
+        env: { ...process.env, KNT_TEST_VALUE: "value from the host" },
+      },
+    },
+    { surroundings },
+  );
+  try {
+    const wrapped = await pool.call.surroundings("KNT_WRAPPED");
+    assert.equal(wrapped.env, "wrapped by process-wrapper.sh");
+    assert.deepEqual(wrapped.argv, ["--from-test"]);
+    assert.deepEqual(wrapped.execArgv, ["--no-warnings"]);
+    assert.equal((await pool.call.surroundings("KNT_TEST_VALUE")).env, "value from the host");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("the host's --inspect flags (and its -e script) are not passed on by default", { skip }, async () => {
+  const script = `
+    import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
+    import { surroundings } from ${JSON.stringify(new URL("./fixtures/process-tasks.mjs", import.meta.url).href)};
+    const pool = createPool({ threads: 1, worker: { runtime: "process" } })({ surroundings });
+    const seen = await pool.call.surroundings("X");
+    process.stdout.write(JSON.stringify({ host: process.execArgv, worker: seen.execArgv }));
+    await pool.shutdown();
+  `;
+  const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", "--no-warnings", "--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (c) => (out += c));
+  child.stderr.on("data", (c) => (err += c));
+  const code = await new Promise((resolve) => child.on("exit", resolve));
+  assert.equal(code, 0, err);
+  const { host, worker } = JSON.parse(out);
+  assert.ok(host.some((f) => f.startsWith("--inspect")), `host flags ${host}`);
+  // Other flags carry over; the inspector and the host's --eval entry do not.
+  assert.deepEqual(worker, ["--no-warnings", "--input-type=module"]);
+});
+
+test("deno and bun give a clear error when their executable is absent", { skip }, () => {
+  const saved = process.env.PATH;
+  process.env.PATH = fileURLToPath(new URL("./fixtures/", import.meta.url));
+  try {
+    for (const runtime of ["deno", "bun"]) {
+      assert.throws(
+        () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime } })({ add }),
+        (err) => err.code === "KNT_RUNTIME_UNAVAILABLE" && err.message.includes(`"${runtime}" is not available on this machine`),
+      );
+    }
+  } finally {
+    process.env.PATH = saved;
+  }
+});
+
+test("process options are checked and named", { skip }, () => {
+  const make = (worker) => () => createPool({ threads: 1, worker })({ add });
+  assert.throws(make({ runtime: "fork" }), /worker\.runtime must be "thread" or "process"/);
+  assert.throws(make({ execArgv: ["--x"] }), /worker\.execArgv applies to worker\.runtime "process"/);
+  assert.throws(make({ runtime: "process", processRuntime: "python" }), /worker\.processRuntime must be one of/);
+  assert.throws(make({ runtime: "process", processSharedMemory: "named" }), /worker\.processSharedMemory must be/);
+  assert.throws(make({ runtime: "process", processSharedMemory: { mode: "named", namePrefix: "a/b" } }), /namePrefix must be/);
+  assert.throws(make({ runtime: "process", processSharedMemory: { mode: "named", extra: 1 } }), /unknown option worker\.processSharedMemory\.extra/);
+  assert.throws(make({ runtime: "process", processCommandPrefix: "sudo" }), /processCommandPrefix must be an array of strings/);
+  assert.throws(make({ runtime: "process", env: { A: 1 } }), /worker\.env\.A must be a string/);
+  assert.throws(make({ runtime: "process", resourceLimits: { maxOldGenerationSizeMb: 64 } }), /worker\.execArgv/);
+});

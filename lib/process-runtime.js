@@ -1,0 +1,196 @@
+"use strict";
+// How a pool runs its workers as separate processes (worker.runtime
+// "process", Linux). Calls still travel through shared memory, not pipes:
+// the host maps one region (control region, then the payload region) from a
+// memfd it hands each child as an inherited descriptor, or from a POSIX shm
+// name the child reopens (worker.processSharedMemory). The IPC channel only
+// carries start-up: the host's "start", the child's "mapped", "ready" or
+// "init-error". Waits and wakes on the region go through the Rust shared
+// futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on
+// which Atomics.wait throws and Atomics.notify wakes nobody.
+
+const { spawn } = require("node:child_process");
+const { EventEmitter } = require("node:events");
+const { accessSync, constants } = require("node:fs");
+const { join, delimiter } = require("node:path");
+const native = require("./native.js");
+
+const PROCESS_WORKER_FILE = join(__dirname, "process-worker.js");
+/** Set by process-worker.js: `isMain` is false in a worker process. */
+const PROCESS_WORKER_MARK = Symbol.for("knitting-native.processWorker");
+/** The child's descriptor for the inherited region: stdio [0, 1, 2, ipc, region]. */
+const CHILD_MEMORY_FD = 4;
+/** The payload region starts on a page of its own. */
+const PAGE = 4096;
+
+// Host flags a worker process should not copy: a second inspector on the
+// same port fails to start (and a debugger attaches to the host, not it);
+// the host's own entry (an --eval script, --test, --watch) is not the
+// worker's.
+const DROPPED_FLAG = /^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)/;
+const FLAG_WITH_VALUE = new Set(["-e", "--eval", "-p", "--print", "--inspect-port", "--debug-port", "--watch-path", "--test-name-pattern", "--test-reporter", "--test-reporter-destination"]);
+
+/** process.execArgv without what a worker process must not inherit. */
+function inheritedExecArgv() {
+  const out = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (FLAG_WITH_VALUE.has(flag)) {
+      i++; // its value is the next element
+      continue;
+    }
+    if (DROPPED_FLAG.test(flag) || /^--(eval|print)=/.test(flag)) continue;
+    out.push(flag);
+  }
+  return out;
+}
+
+/** Runtimes besides node that `processRuntime` names. */
+function findOnPath(name) {
+  for (const dir of (process.env.PATH || "").split(delimiter)) {
+    if (dir === "") continue;
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function unavailable(message) {
+  const err = new Error(`knitting-native: ${message}`);
+  err.code = "KNT_RUNTIME_UNAVAILABLE";
+  return err;
+}
+
+/** Host processes with live regions: their names go when the host exits. */
+const live = new Set();
+let exitHookInstalled = false;
+function closeAllOnExit() {
+  for (const runtime of live) runtime.close();
+}
+
+/** One worker process, shaped like a `Worker` for the pool. */
+class ProcessHandle extends EventEmitter {
+  constructor(child, onMapped) {
+    super();
+    this.child = child;
+    this.pid = child.pid;
+    this.threadId = undefined;
+    this.exited = false;
+    this.exitPromise = new Promise((resolve) => {
+      this.resolveExit = resolve;
+    });
+    child.on("message", (msg) => {
+      if (msg && msg.type === "mapped") onMapped(this);
+      else this.emit("message", msg);
+    });
+    child.on("error", (err) => {
+      // A failed spawn (a missing command prefix, say) may never emit exit.
+      this.emit("error", err);
+      if (child.pid === undefined) this.exit(null, null);
+    });
+    child.on("exit", (code, signal) => this.exit(code, signal));
+  }
+
+  exit(code, signal) {
+    if (this.exited) return;
+    this.exited = true;
+    this.emit("exit", code, signal);
+    this.resolveExit(code);
+  }
+
+  /** Ends the process at once (it may be stuck in a synchronous loop). */
+  terminate() {
+    if (!this.exited) this.child.kill("SIGKILL");
+    return this.exitPromise;
+  }
+}
+
+class ProcessRuntime {
+  constructor(worker) {
+    const proc = worker.process;
+    if (process.platform !== "linux" || typeof native.ProcessMemory !== "function") {
+      throw unavailable(`worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`);
+    }
+    if (proc.runtime !== "node") {
+      if (findOnPath(proc.runtime) === null) {
+        throw unavailable(`worker.processRuntime "${proc.runtime}" is not available on this machine: no ${proc.runtime} executable on PATH`);
+      }
+      throw unavailable(`worker.processRuntime "${proc.runtime}" is not supported yet; use "node"`);
+    }
+    const execArgv = proc.execArgv !== undefined ? proc.execArgv : inheritedExecArgv();
+    this.command = [...proc.commandPrefix, process.execPath, ...execArgv, PROCESS_WORKER_FILE, ...proc.args];
+    this.env = proc.env !== undefined ? proc.env : process.env;
+    this.sharedMemory = proc.sharedMemory;
+    this.memory = null;
+    this.unmapped = new Set(); // children started under the shm name that have not mapped it yet
+  }
+
+  /** One mapping: the control region, then the payload region (fixed size). */
+  createMemory(controlBytes, payloadInitialBytes, payloadMaxByteLength) {
+    // The payload region cannot grow across processes, so it is mapped at
+    // its maximum; its pages cost nothing until a payload touches them.
+    const payloadOffset = Math.ceil(controlBytes / PAGE) * PAGE;
+    const { mode, namePrefix } = this.sharedMemory;
+    this.memory = native.ProcessMemory.create(payloadOffset + payloadMaxByteLength, mode, namePrefix);
+    this.layout = { controlBytes, payloadOffset, payloadBytes: payloadMaxByteLength };
+    live.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on("exit", closeAllOnExit);
+    }
+    return {
+      control: this.memory.buffer(0, controlBytes),
+      payload: this.memory.buffer(payloadOffset, payloadMaxByteLength),
+    };
+  }
+
+  /** Wakes a worker process parked (in Rust) on word `index`. */
+  wakeWorker(i32, index) {
+    this.memory.wake(index, 1);
+  }
+
+  spawn(workerData) {
+    const name = this.memory.name;
+    let region;
+    const stdio = ["ignore", "inherit", "inherit", "ipc"];
+    if (this.sharedMemory.mode === "inherit") {
+      region = { fd: CHILD_MEMORY_FD };
+      stdio.push(this.memory.fd);
+    } else {
+      // Once the name is gone (every first worker mapped it), a replacement
+      // reopens the host's descriptor by its /proc path.
+      region = { name: name !== null ? name : this.memory.procPath };
+    }
+    const [file, ...args] = this.command;
+    const child = spawn(file, args, { stdio, env: this.env, serialization: "advanced" });
+    const handle = new ProcessHandle(child, (h) => this.mapped(h));
+    if (name !== null) this.unmapped.add(handle);
+    handle.on("exit", () => this.mapped(handle));
+    const setup = { ...workerData, control: undefined, payload: undefined, region, ...this.layout };
+    child.send({ type: "start", setup }, (err) => {
+      // The child died before it could read: its exit reports that.
+      if (err) handle.emit("error", err);
+    });
+    return handle;
+  }
+
+  /** A child mapped the region (or exited): unlink the name once nobody needs it. */
+  mapped(handle) {
+    if (!this.unmapped.delete(handle)) return;
+    if (this.unmapped.size === 0) this.memory.unlink();
+  }
+
+  /** The pool is done: the name and the host's descriptor go (mappings stay until collected). */
+  close() {
+    if (this.memory === null || !live.has(this)) return;
+    live.delete(this);
+    this.memory.close();
+  }
+}
+
+module.exports = { ProcessRuntime, PROCESS_WORKER_MARK };
