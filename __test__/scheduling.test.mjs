@@ -217,3 +217,65 @@ test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the oth
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
 });
+
+// Work stealing over worker processes: the submit region and the pending
+// registry live in the cross-process mapping.
+test(`process workers, stealing: ${CALLS} mixed calls settle once each with their own result`, async () => {
+  const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
+  try {
+    const p = internals(pool);
+    assert.ok(p.shared !== null, "a stealing pool");
+    await mixedCalls(pool);
+    assert.equal(p.shared.inFlight, 0);
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});
+
+test("process workers, stealing: the idle process takes the short calls while a long one runs", async () => {
+  const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
+  try {
+    await pool.ready;
+    const order = [];
+    const track = (label, promise) => promise.then((v) => (order.push(label), v));
+    const long = track("long", pool.call.spin(["long", 1500]));
+    const other = track("other", pool.call.spin(["other", 30]));
+    const short = Array.from({ length: 60 }, (_, i) => track(`short${i}`, pool.call.add([i, 1])));
+    await within(Promise.all([long, other, ...short]), SETTLE_MS, "long and short calls");
+    assert.equal(order.indexOf("long"), order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});
+
+test("process workers, stealing: a SIGKILLed worker's claimed calls reject naming its pid; the rest complete; a replacement serves", async () => {
+  const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
+  try {
+    await pool.ready;
+    const p = internals(pool);
+    const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
+    await new Promise((r) => setTimeout(r, 50));
+    const held = [0, 0];
+    for (let i = 0; i < p.shared.slots; i++) if (p.shared.calls[i] !== null && p.shared.ownerOf(i) >= 0) held[p.shared.ownerOf(i)]++;
+    const v = held[0] > 0 ? 0 : 1;
+    const victim = p.workers[v].pid;
+    process.kill(victim, "SIGKILL");
+    const results = await within(Promise.allSettled(calls), SETTLE_MS, "calls around a killed process");
+    let rejected = 0;
+    results.forEach((r, i) => {
+      if (r.status === "fulfilled") assert.equal(r.value, i);
+      else {
+        rejected++;
+        assert.equal(r.reason.code, "KNT_WORKER_EXIT", String(r.reason));
+        assert.match(r.reason.message, new RegExp(`pid ${victim}`));
+        assert.match(r.reason.message, /SIGKILL/);
+      }
+    });
+    assert.ok(rejected > 0, "the killed process held calls");
+    const after = await within(Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 3]))), SETTLE_MS, "after");
+    after.forEach((x, i) => assert.equal(x, i + 3));
+    assert.ok(p.workers[v] !== null && p.workers[v].pid !== victim, "a replacement process");
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});
