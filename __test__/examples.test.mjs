@@ -27,7 +27,7 @@ function runExample(file, args = []) {
 
 test("every example is tested here and listed in examples/README.md", () => {
   const files = readdirSync(examples).filter((f) => f.endsWith(".mjs") || f.endsWith(".js") || f.endsWith(".cjs"));
-  assert.deepEqual(files.sort(), ["cpu-heavy.mjs", "http-server.mjs", "quick-start.mjs"]);
+  assert.deepEqual(files.sort(), ["cpu-heavy.mjs", "http-server.mjs", "process-workers.mjs", "quick-start.mjs"]);
   const readme = readFileSync(new URL("../examples/README.md", import.meta.url), "utf8");
   for (const f of files) assert.ok(readme.includes(`(${f})`), `examples/README.md does not link ${f}`);
   for (const f of files) {
@@ -60,4 +60,12 @@ test("examples/http-server.mjs --self-test: requests over loopback, answers chec
   assert.match(out, /^self-test: 24\/24 answers correct in \d+ ms$/m);
   assert.match(out, /^self-test: bad input -> HTTP 400$/m);
   assert.match(out, /^self-test: ok$/m);
+});
+
+test("examples/process-workers.mjs: calls answered by worker processes; a crashed one is replaced", () => {
+  const out = runExample("process-workers.mjs");
+  assert.match(out, /^10,000 calls answered by 2 worker processes \(host pid is not among them: true\)$/m);
+  assert.match(out, /^longest Collatz chain below 10,001: n = 6171, 261 steps$/m);
+  assert.match(out, /^a worker process exited: KNT_WORKER_EXIT, exit code 7$/m);
+  assert.match(out, /^the pool keeps serving: collatz\(27\) = 111 steps$/m);
 });

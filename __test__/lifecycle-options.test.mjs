@@ -15,6 +15,7 @@ test("task timeouts: default, maybe, error, and a plain number", async () => {
     echoAfter: t.echoAfter,
   });
   try {
+    await pool.ready; // the 1 ms call below must not wait for a worker to start
     assert.equal(await pool.call.slowDefault(500), "fallback");
     assert.equal(await pool.call.slowMaybe(500), undefined);
     await assert.rejects(pool.call.slowError(500), (e) => e instanceof RangeError && e.message === "custom timeout");
@@ -253,8 +254,16 @@ test("every abort-aware call carries reject(): promise arguments, early rejectio
     await new Promise((r) => setTimeout(r, 30));
     later.reject(new Error("gave up later"));
     await assert.rejects(later, /gave up later/);
-    // Its worker sees the abort and answers; then its abort word is free again.
-    await new Promise((r) => setTimeout(r, 200));
+    // Its worker sees the abort and answers; then its abort word is free
+    // again (waited for, not timed: a worker may take long to start here).
+    const internals = pool[Symbol.for("knitting-native.pool")];
+    await within(
+      (async () => {
+        while (internals.freeSignals.length !== 1) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      20_000,
+      "the aborted call's answer",
+    );
 
     // Rejected at once (no abort signal left while one call holds it): reject() is a no-op.
     const holder = pool.call.watchAbort(50);
