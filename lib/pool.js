@@ -134,13 +134,13 @@ class Pool {
     this.u8 = new Uint8Array(this.controlSab);
     native.formatControlRegion(this.u8, lanes, signals, ...steal);
     this.abortBase = native.abortOffset(lanes) / 4;
+    // How the host wakes a worker parked on a word: the runtime's way.
+    const wakeWorker = (index) => this.runtime.wakeWorker(this.i32, index);
     this.shared = null;
     this.stealData = null;
     if (topology.steal) {
       const sectionByte = native.stealOffset(lanes, signals);
-      this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth, (index) =>
-        this.runtime.wakeWorker(this.i32, index),
-      );
+      this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth, wakeWorker);
       this.stealData = { sectionByte, workers: threads, regionLanes: topology.regionLanes, width: topology.regionWidth };
     }
     this.freeSignals = [];
@@ -150,7 +150,6 @@ class Pool {
     // Private lanes, one per worker, in index order; `choices` adds the
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
-    const wakeWorker = (index) => this.runtime.wakeWorker(this.i32, index);
     if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i, wakeWorker));
     this.inline = options.inliner ? new InlineLane(this, table, options.inliner) : null;
     this.choices = this.inline === null ? this.lanes : options.inliner.position === "first" ? [this.inline, ...this.lanes] : [...this.lanes, this.inline];
