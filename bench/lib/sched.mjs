@@ -23,6 +23,11 @@ const CHILD = fileURLToPath(new URL("./sched-child.mjs", import.meta.url));
 /**
  * Sizes of both workloads from the command line's options (`o`, see
  * bench/run.mjs's usage text); undefined values take the defaults.
+ * The defaults keep `npm run bench` under ~6 minutes on the 2-vCPU VM: the
+ * main table alone took 3 min 33 s there (other processes using ~1.5 of
+ * the 2 cores), and with these two workloads at 3 reps, 3,000 random-load
+ * calls and 50,000 tiny calls per scaling cell the whole run took 5 min
+ * 34 s; most of a scaling cell's time is starting its process and pool.
  */
 export function schedConfig(o) {
   const quick = o.quick;
@@ -266,6 +271,10 @@ async function dispatcherScaling(cfg, sc) {
     `${dc.threads.join(", ")} threads; medians of ${cfg.reps} rep(s), each cell in a fresh child process per rep ` +
     `(warm-up: ${fmtInt(dc.warmupCalls)} calls)`);
   out.push("  stallFreeLoops: idle drain passes before the host sleeps on the doorbell (default: adaptive, 2 to 32)");
+  if (dc.threads.includes(1)) {
+    out.push("  with 1 thread the default is private lanes with the per-thread dispatcher: the first two rows then run" +
+      " the same pool, and their difference is noise");
+  }
   out.push("");
   out.push(renderTable(header, rows));
   for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
