@@ -56,7 +56,7 @@ scheduling workloads (always a fresh child process per pool per rep):
                      the rest 10 µs, from a fixed seed (same sequence for every pool)
   --random-window N  random-load calls in flight (default 64)
   --random-seed N    random-load seed (default 20261202)
-  --scaling-calls N  dispatcher-scaling tiny calls per cell (default 50000, a quarter of the main
+  --scaling-calls N  dispatcher-scaling tiny calls per cell (default 30000, a seventh of the main
                      table's, as there are 18 cells; --quick: 10000), --window of them in flight
   --scaling-threads LIST
                      dispatcher-scaling thread counts (default 1,2,4)

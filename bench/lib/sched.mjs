@@ -23,16 +23,17 @@ const CHILD = fileURLToPath(new URL("./sched-child.mjs", import.meta.url));
 /**
  * Sizes of both workloads from the command line's options (`o`, see
  * bench/run.mjs's usage text); undefined values take the defaults.
- * The defaults keep `npm run bench` under ~6 minutes on the 2-vCPU VM: the
- * main table alone took 3 min 33 s there (other processes using ~1.5 of
- * the 2 cores), and with these two workloads at 3 reps, 3,000 random-load
- * calls and 50,000 tiny calls per scaling cell the whole run took 5 min
- * 34 s; most of a scaling cell's time is starting its process and pool.
+ * The defaults keep `npm run bench` under ~6 minutes on the 2-vCPU VM, with
+ * other processes using 1.2-1.5 of its 2 cores: the main table alone took
+ * 3 min 33 s; adding these two workloads at 3 reps, 3,000 random-load calls
+ * and 50,000 tiny calls (10,000 warm-up) per scaling cell, 5 min 34 s and
+ * 5 min 55 s; with 30,000 (5,000 warm-up), 4 min 12 s. Most of a scaling
+ * cell's time is starting its process and pool (~1.6 s of ~2.1 s).
  */
 export function schedConfig(o) {
   const quick = o.quick;
   const randomCalls = o.randomCalls ?? (quick ? 600 : 3_000);
-  const scalingCalls = o.scalingCalls ?? (quick ? 10_000 : 50_000);
+  const scalingCalls = o.scalingCalls ?? (quick ? 10_000 : 30_000);
   return {
     reps: o.schedReps ?? (quick ? 1 : 3),
     timeoutSec: o.timeout,
@@ -52,7 +53,7 @@ export function schedConfig(o) {
       threads: o.scalingThreads ?? [1, 2, 4],
       calls: scalingCalls,
       window: o.window,
-      warmupCalls: Math.min(scalingCalls, quick ? 5_000 : 10_000),
+      warmupCalls: Math.min(scalingCalls, 5_000),
     },
   };
 }
