@@ -6,6 +6,7 @@
 //                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
+//                      [--only-workload calls,random-load,dispatcher-scaling] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -15,6 +16,9 @@
 // crashes its process or hangs is reported for its row while the others still
 // run. Each child warms its pool up, measures, and shuts the pool down before
 // the next child starts. Progress goes to stderr; the report goes to stdout.
+// After the main table come two scheduling workloads (bench/lib/sched.mjs):
+// random-load (skewed task durations: makespan and latency per balancer) and
+// dispatcher-scaling (tiny calls over 1, 2, 4 threads per host topology).
 import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -22,6 +26,7 @@ import { median, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
 import { superviseChild, cpuInfo } from "./lib/supervise.mjs";
 import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
+import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -34,12 +39,27 @@ const USAGE = `usage: node bench/run.mjs [options]
   --window N         calls in flight for the tiny-call workload (default 1000)
   --seq N            sequential-latency calls (default 20000; --quick: 2000)
   --piscina-seq N    sequential-latency calls for piscina (default: same as --seq)
-  --only LIST        comma-separated subset of: knitting,raw,piscina
+  --only LIST        comma-separated subset of: knitting,raw,piscina (the main table's pools)
+  --only-workload LIST
+                     comma-separated subset of: calls (the main table: tiny calls and
+                     sequential latency), random-load, dispatcher-scaling (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
                      child per rep, pools taking turns rep by rep)
-  --inproc           run the pools in this process instead of child processes (debugging)
+  --inproc           run the pools in this process instead of child processes (debugging;
+                     the main table only)
+scheduling workloads (always a fresh child process per pool per rep):
+  --sched-reps R     repetitions of random-load and dispatcher-scaling (default 3; --quick: 1),
+                     fewer than the main table's to keep the default run under ~6 minutes
+  --random-calls N   random-load calls (default 3000; --quick: 600); durations: 2% are 5 ms,
+                     the rest 10 µs, from a fixed seed (same sequence for every pool)
+  --random-window N  random-load calls in flight (default 64)
+  --random-seed N    random-load seed (default 20261202)
+  --scaling-calls N  dispatcher-scaling tiny calls per cell (default 30000, a seventh of the main
+                     table's, as there are 18 cells; --quick: 10000), --window of them in flight
+  --scaling-threads LIST
+                     dispatcher-scaling thread counts (default 1,2,4)
   --report           the full report instead (adds tinypool and workerpool and more
                      workloads; writes bench/report.md and bench/report.svg):
                      see node bench/run.mjs --report --help
@@ -49,7 +69,8 @@ function parseArgs(argv) {
   const o = {
     threads: 2, reps: undefined, quick: false, json: null, calls: undefined, window: 1000,
     seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, stall: 30, inproc: false, oneProcess: false,
-    child: null, config: null,
+    child: null, config: null, workloads: WORKLOADS, schedReps: undefined, randomCalls: undefined,
+    randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
   };
   const num = (name, v) => {
     const n = Number(v);
@@ -71,7 +92,19 @@ function parseArgs(argv) {
       case "--window": o.window = num(a, val()); break;
       case "--seq": o.seq = num(a, val()); break;
       case "--piscina-seq": o.piscinaSeq = num(a, val()); break;
-      case "--only": o.only = val().split(",").map((s) => s.trim()).filter(Boolean); break;
+      case "--only": o.only = list(val()); break;
+      case "--only-workload": {
+        o.workloads = list(val());
+        const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
+        if (unknown.length || !o.workloads.length) die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        break;
+      }
+      case "--sched-reps": o.schedReps = num(a, val()); break;
+      case "--random-calls": o.randomCalls = num(a, val()); break;
+      case "--random-window": o.randomWindow = num(a, val()); break;
+      case "--random-seed": o.randomSeed = num(a, val()); break;
+      case "--scaling-calls": o.scalingCalls = num(a, val()); break;
+      case "--scaling-threads": o.scalingThreads = list(val()).map((t) => num(a, t)); break;
       case "--timeout": o.timeout = num(a, val()); break;
       case "--stall": o.stall = num(a, val()); break;
       case "--inproc": o.inproc = true; break;
@@ -84,6 +117,11 @@ function parseArgs(argv) {
   }
   return o;
 }
+
+/** Every workload of the default run, in the order they run. */
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS];
+
+const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
 
 function die(msg) {
   console.error(`bench: ${msg}`);
@@ -316,31 +354,8 @@ function summarize(r) {
   return s;
 }
 
-
-async function main() {
-  // --report: the five-pool, eight-workload report (bench/report.mjs), which
-  // writes bench/report.md and bench/report.svg.
-  if (process.argv.includes("--report")) {
-    const { reportMain } = await import("./report.mjs");
-    return reportMain(process.argv.slice(2));
-  }
-  const opts = parseArgs(process.argv.slice(2));
-  if (opts.child) return childMain(opts.child, opts.config);
-
-  const cfg = makeConfig(opts);
-  const selected = opts.only ? POOLS.filter((p) => opts.only.includes(p.key)) : POOLS;
-  if (opts.only) {
-    const unknown = opts.only.filter((k) => !POOLS.some((p) => p.key === k));
-    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOLS.map((p) => p.key).join(", ")})`);
-  }
-  const date = new Date();
-  const cpu = cpuInfo();
-  process.stderr.write(
-    `bench: ${selected.map((p) => p.label).join(", ")}; threads ${cfg.threads}, reps ${cfg.reps}` +
-      `${cfg.quick ? " (quick)" : ""}; tiny ${fmtInt(cfg.calls)} calls / ${fmtInt(cfg.window)} in flight; ` +
-      `sequential ${fmtInt(cfg.seq)} calls\n`,
-  );
-
+/** The main table (workload "calls"): tiny calls and sequential latency per pool. */
+async function callsTable(opts, cfg, selected) {
   // Default: every rep of every pool runs in a fresh child process, and the pools
   // take turns rep by rep (rep 1: A, B, C; rep 2: A, B, C; ...). On this kind of
   // VM one process's thread placement decides its wake-up latency for its whole
@@ -431,10 +446,6 @@ async function main() {
   }
 
   const out = [];
-  out.push("");
-  out.push(`knitting-native benchmark — ${date.toISOString()}`);
-  out.push(`Node ${process.version} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
-    `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
   out.push(`threads per pool: ${cfg.threads}; reps: ${cfg.reps} (median reported)${cfg.quick ? "; QUICK smoke run" : ""}`);
   out.push(`tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding window), every result checked`);
   out.push(`sequential: ${fmtInt(cfg.seq)} x await add([i, 1]), one at a time` +
@@ -475,9 +486,54 @@ async function main() {
   out.push("");
   out.push(...formatTargets(targets, ours));
 
-  const wrong = Object.values(results).filter((r) => r.mismatches > 0);
-  const failed = Object.values(results).filter((r) => r.status === "error");
+  const wrong = Object.values(results).filter((r) => r.mismatches > 0).map((r) => `${r.label} (${r.mismatches} mismatches)`);
+  const failed = Object.values(results).filter((r) => r.status === "error").map((r) => r.label);
+  return { lines: out, results, targets, wrong, failed };
+}
+
+async function main() {
+  // --report: the five-pool, eight-workload report (bench/report.mjs), which
+  // writes bench/report.md and bench/report.svg.
+  if (process.argv.includes("--report")) {
+    const { reportMain } = await import("./report.mjs");
+    return reportMain(process.argv.slice(2));
+  }
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.child) return childMain(opts.child, opts.config);
+
+  const cfg = makeConfig(opts);
+  const selected = opts.only ? POOLS.filter((p) => opts.only.includes(p.key)) : POOLS;
+  if (opts.only) {
+    const unknown = opts.only.filter((k) => !POOLS.some((p) => p.key === k));
+    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOLS.map((p) => p.key).join(", ")})`);
+  }
+  const sched = schedConfig(opts);
+  const date = new Date();
+  const cpu = cpuInfo();
+  const runsCalls = opts.workloads.includes("calls");
+  const schedWorkloads = SCHED_WORKLOADS.filter((w) => opts.workloads.includes(w));
+  if (runsCalls) {
+    process.stderr.write(
+      `bench: ${selected.map((p) => p.label).join(", ")}; threads ${cfg.threads}, reps ${cfg.reps}` +
+        `${cfg.quick ? " (quick)" : ""}; tiny ${fmtInt(cfg.calls)} calls / ${fmtInt(cfg.window)} in flight; ` +
+        `sequential ${fmtInt(cfg.seq)} calls\n`,
+    );
+  }
+  if (schedWorkloads.length) process.stderr.write(`bench: then ${schedWorkloads.join(", ")}, reps ${sched.reps}\n`);
+
+  const out = [];
+  out.push("");
+  out.push(`knitting-native benchmark — ${date.toISOString()}`);
+  out.push(`Node ${process.version} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
+    `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
+  const calls = runsCalls ? await callsTable(opts, cfg, selected) : null;
+  if (calls) out.push(...calls.lines);
+  // Printed as soon as they exist: the scheduling workloads take minutes more.
   console.log(out.join("\n"));
+  const s = await runScheduling(schedWorkloads, sched);
+  if (s.lines.length) console.log(s.lines.join("\n"));
+  const wrong = [...(calls?.wrong ?? []), ...s.wrong];
+  const failed = [...(calls?.failed ?? []), ...s.failed];
 
   if (opts.json) {
     const json = {
@@ -485,20 +541,17 @@ async function main() {
       node: process.version,
       platform: `${process.platform}-${process.arch}`,
       cpus: cpu,
-      config: cfg,
-      results,
-      targets: targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })),
+      config: calls ? cfg : null,
+      results: calls?.results ?? null,
+      targets: calls?.targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })) ?? null,
+      scheduling: { reps: sched.reps, ...s.json },
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);
   }
 
-  if (wrong.length) {
-    console.error(`\nbench: ERROR: wrong results from ${wrong.map((r) => `${r.label} (${r.mismatches} mismatches)`).join(", ")}`);
-  }
-  if (failed.length) {
-    console.error(`bench: ERROR: ${failed.map((r) => r.label).join(", ")} failed while running (see notes above)`);
-  }
+  if (wrong.length) console.error(`\nbench: ERROR: wrong results from ${wrong.join(", ")}`);
+  if (failed.length) console.error(`bench: ERROR: ${failed.join(", ")} failed while running (see notes above)`);
   process.exitCode = wrong.length || failed.length ? 1 : 0;
 }
 

@@ -2,7 +2,7 @@
 // This module is imported by the bench driver AND inside every pool worker, so it
 // must only define and export tasks: no pool creation, no side effects.
 import { task } from "../index.mjs";
-import { busy } from "./lib/busy.mjs";
+import { busy, work as workBody } from "./lib/busy.mjs";
 
 /** add([a, b]) -> a + b */
 export const add = task({ f: ([a, b]) => a + b });
@@ -12,3 +12,6 @@ export const echo = task({ f: (v) => v });
 
 /** spin([i, ms]) -> i, after busy-spinning ms milliseconds (node bench/run.mjs --report) */
 export const spin = task({ f: ([i, ms]) => busy(i, ms) });
+
+/** work([i, iters]) -> [i, µs], after iters rounds of CPU work (node bench/run.mjs, random-load) */
+export const work = task({ f: ([i, iters]) => workBody(i, iters) });

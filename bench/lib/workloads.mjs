@@ -78,6 +78,81 @@ export async function sequential(add, n) {
   return { n, ns, p50, p90, p99, max: pmax, mean: sum / n, mismatches, firstMismatch };
 }
 
+// ---- random load (node bench/run.mjs, --only-workload random-load) ---------------
+
+/**
+ * The task durations of the random-load workload, the same for every pool:
+ * `calls` durations drawn with an xorshift32 generator seeded with `seed`,
+ * each `longUs` with probability `longFraction`, else `shortUs`. Returns
+ * { us: Float64Array of durations, long: how many are long }.
+ */
+export function randomPlan({ calls, seed, shortUs, longUs, longFraction }) {
+  let x = seed >>> 0 || 1; // xorshift32 never leaves 0
+  const us = new Float64Array(calls);
+  let long = 0;
+  for (let i = 0; i < calls; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    const isLong = x / 2 ** 32 < longFraction;
+    if (isLong) long++;
+    us[i] = isLong ? longUs : shortUs;
+  }
+  return { us, long };
+}
+
+/**
+ * Runs `iters.length` calls work(i, iters[i]) in order, with `window` calls
+ * in flight (a sliding window, as tinyCalls). Each call's latency runs from
+ * its submission to its settling (µs); the makespan from the first
+ * submission to the last result. work() returns [i, µs spent working].
+ */
+export async function randomLoad(work, iters, window) {
+  const n = iters.length;
+  const latUs = new Float64Array(n);
+  let workUs = 0;
+  let next = 0;
+  let mismatches = 0;
+  let errors = 0;
+  let firstMismatch = null;
+  let firstError = null;
+  progress.done = 0;
+  progress.total = n;
+  const lane = async () => {
+    while (next < n) {
+      const i = next++;
+      const a = hrtime();
+      let r;
+      try {
+        r = await work(i, iters[i]);
+      } catch (err) {
+        progress.done++;
+        errors++;
+        firstError ??= err;
+        continue;
+      }
+      latUs[i] = Number(hrtime() - a) / 1000;
+      progress.done++;
+      if (!Array.isArray(r) || r[0] !== i || !(r[1] >= 0)) {
+        mismatches++;
+        firstMismatch ??= { i, expected: `[${i}, µs]`, got: r };
+      } else {
+        workUs += r[1];
+      }
+    }
+  };
+  const lanes = new Array(Math.min(window, n));
+  const t0 = hrtime();
+  for (let k = 0; k < lanes.length; k++) lanes[k] = lane();
+  await Promise.all(lanes);
+  const ns = Number(hrtime() - t0);
+  if (errors > 0) throw new Error(`${errors} of ${n} calls rejected; first: ${firstError?.stack ?? firstError}`);
+  const [p50, p99, max] = percentiles(latUs, [50, 99, 100]);
+  return { calls: n, makespanMs: ns / 1e6, p50, p99, max, workUs, mismatches, firstMismatch };
+}
+
 // ---- workloads of the --report run ----------------------------------------------
 
 /**
