@@ -6,6 +6,20 @@
 
 const { L, lowestBit } = require("./lane.js");
 
+/**
+ * The first set bit of `mask` at or after bit `from` (wrapping around), or
+ * -1. Host and claimants both walk their slots from a cursor that follows
+ * the last one used, so slots are filled and claimed in rotation: the order
+ * calls were published in, roughly. Always the lowest bit would let new
+ * calls in freed low slots overtake an old one in a high slot again and
+ * again (its p99 grows without bound while the region stays full).
+ */
+function nextBit(mask, from) {
+  if (mask === 0) return -1;
+  const ahead = from >= 32 ? 0 : mask & (-1 << from);
+  return lowestBit(ahead !== 0 ? ahead : mask);
+}
+
 const popcount = (x) => {
   let n = 0;
   for (; x !== 0; x &= x - 1) n++;
@@ -74,6 +88,7 @@ class HostSubmit extends StealGeometry {
     for (let w = 0; w < workers; w++) this.seen.push(new Int32Array(regionLanes));
     this.inFlight = 0;
     this.nextLane = 0;
+    this.cursor = new Int32Array(regionLanes); // next slot to try, per region lane
   }
   /** A slot the host does not hold (g * width + b), or -1. */
   freeSlot() {
@@ -82,13 +97,16 @@ class HostSubmit extends StealGeometry {
     // region lanes, and a full lane is not rescanned on every call.
     for (let i = 0; i < this.regionLanes; i++) {
       const g = this.nextLane;
-      const free = ~this.busy[g] & this.full;
-      if (free !== 0) return g * this.width + lowestBit(free);
+      const b = nextBit(~this.busy[g] & this.full, this.cursor[g]);
+      if (b >= 0) {
+        this.cursor[g] = b + 1;
+        return g * this.width + b;
+      }
       this.nextLane = g + 1 === this.regionLanes ? 0 : g + 1;
     }
     return -1;
   }
-  /** Step 1, after the request is written: the slot becomes claimable. */
+  /** Step 1, after the request is written: the slot joins this burst. */
   publish(index, call) {
     const g = (index / this.width) | 0;
     const bit = 1 << (index - g * this.width);
@@ -96,20 +114,28 @@ class HostSubmit extends StealGeometry {
     this.fresh[g] |= bit;
     this.calls[index] = call;
     this.inFlight++;
-    // After the request's words: a claimant whose compare-exchange reads 0
-    // reads the request written before it.
-    Atomics.store(this.i32, this.slotWord(index) + L.slotWordOwner, 0);
   }
   /** Step 2: hand the burst to the claimants and wake sleepers. */
   flush() {
     const i32 = this.i32;
     let published = 0;
     for (let g = 0; g < this.regionLanes; g++) {
-      const bits = this.fresh[g];
+      let bits = this.fresh[g];
       if (bits === 0) continue;
       this.fresh[g] = 0;
       published += popcount(bits);
+      // The bits first, then OWNER = 0 (steal.rs, step 2): a claimant that
+      // sees a bit early loses its compare-exchange and tries again, while
+      // the other order lets one holding an old PENDING snapshot win a slot
+      // before its bit is set, and the bit it then clears is set after.
       Atomics.or(i32, this.pending + g, bits);
+      while (bits !== 0) {
+        const b = lowestBit(bits);
+        bits &= bits - 1;
+        // After the request's words: a claimant whose compare-exchange
+        // reads 0 reads the request written before it.
+        Atomics.store(i32, this.slotWord(g * this.width + b) + L.slotWordOwner, 0);
+      }
     }
     if (published === 0) return;
     // After the or: a parking worker sets its SLEEPERS bit, then re-reads
@@ -218,6 +244,7 @@ class Claimant extends StealGeometry {
     for (let g = 0; g < regionLanes; g++) this.done[g] = Atomics.load(i32, this.doneWord(w, g));
     this.changed = false;
     this.home = w % regionLanes;
+    this.cursor = new Int32Array(regionLanes); // where the next claim starts, per region lane
     this.idleSet = false; // this worker's IDLE bit, as last stored
     this.spinning = false; // whether this worker holds SPINNER
   }
@@ -249,13 +276,16 @@ class Claimant extends StealGeometry {
     const lanes = this.regionLanes;
     for (let i = 0, g = this.home; i < lanes; i++, g = g + 1 === lanes ? 0 : g + 1) {
       let pending = Atomics.load(i32, this.pending + g);
+      let from = this.cursor[g];
       while (pending !== 0) {
-        const b = lowestBit(pending);
-        pending &= pending - 1;
+        const b = nextBit(pending, from);
+        pending &= ~(1 << b);
+        from = b + 1;
         const index = g * this.width + b;
         if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
           // Only the winner clears the bit (see steal.rs, step 3).
           Atomics.and(i32, this.pending + g, ~(1 << b));
+          this.cursor[g] = b + 1;
           return index;
         }
       }

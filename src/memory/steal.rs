@@ -30,10 +30,20 @@
 //!
 //! # One call
 //! 1. Host: pick a slot it does not hold (a private `busy` mask per region
-//!    lane), write the request words and payload, then store `OWNER = 0`.
+//!    lane), write the request words and payload. Host and claimants walk a region lane's slots in rotation (from the
+//!    one after the last they used), so calls are claimed in about the
+//!    order they were published: always taking the lowest bit would let new
+//!    calls in freed low slots overtake an old one in a high slot for as
+//!    long as the region stays full.
 //! 2. Host, once per burst: `PENDING[g] |= new bits` (`Atomics.or`), then
-//!    load `SLEEPERS`; for as many sleepers as calls were published,
-//!    `WAKE[w] += 1` and notify it.
+//!    store `OWNER = 0` in each new slot, then load `SLEEPERS`; for as many
+//!    sleepers as calls were published, `WAKE[w] += 1` and notify it. The
+//!    bits go first: a claimant that sees one before its `OWNER = 0` loses
+//!    the compare-exchange and tries again. In the other order (found by
+//!    the model, `model_steal.rs`) a claimant holding an old PENDING
+//!    snapshot can win a slot before its bit is set again; its clear then
+//!    comes before the host's set, and the bit stays set on a claimed slot
+//!    that nobody will clear, so idle workers never park.
 //! 3. Worker `w`, about to run a call (claim = start, so work nobody has
 //!    started stays claimable by everyone): load `PENDING[g]`; for a set bit,
 //!    `compareExchange(OWNER, 0, w + 1)`; the one worker whose exchange
@@ -50,7 +60,9 @@
 //! - Run once: `OWNER` goes `0 -> w + 1` by compare-exchange, and only the
 //!   host writes 0, once per publication.
 //! - Never stranded: while a slot's `OWNER` is 0 its `PENDING` bit is set (the
-//!   host sets it after storing 0; only the winner clears it, after winning).
+//!   host sets it before storing 0; only the winner clears it, after winning).
+//! - No stale bit: a bit is set before its slot becomes claimable, so the
+//!   winner's clear always comes after the set it clears.
 //! - Answered once: each answer is one toggle of a bit in a word with one
 //!   writer; the host consumes `DONE ^ seen` and then sets `seen = DONE`.
 //! - Misdelivered: the host maps slot to call in its own table and checks
@@ -183,15 +195,12 @@ impl HostSubmit {
         })
     }
 
-    /// Step 1 after the request is written: make the slot claimable.
-    pub fn publish(&mut self, s: &Section, g: usize, b: usize) {
+    /// Step 1 after the request is written: the slot joins this burst.
+    pub fn publish(&mut self, _s: &Section, g: usize, b: usize) {
         let bit = 1u32 << b;
         debug_assert_eq!(self.busy[g] & bit, 0, "slot ({g}, {b}) published twice");
         self.busy[g] |= bit;
         self.fresh[g] |= bit;
-        // SeqCst store after the request's words: a claimant whose
-        // compare-exchange reads 0 reads the request written before it.
-        s.slot(g, b, slot_word::OWNER).store(0, Ordering::SeqCst);
     }
 
     /// Step 2: hand the burst to the claimants. Returns the sleepers whose
@@ -206,6 +215,11 @@ impl HostSubmit {
                 // total order a parking worker's (or SLEEPERS, load PENDING)
                 // also lives in.
                 s.pending(g).fetch_or(bits, Ordering::SeqCst);
+                for b in super::lane::bits(bits) {
+                    // SeqCst store after the request's words: a claimant
+                    // whose compare-exchange reads 0 reads the request.
+                    s.slot(g, b, slot_word::OWNER).store(0, Ordering::SeqCst);
+                }
             }
         }
         let sleepers = s.sleepers().load(Ordering::SeqCst);
