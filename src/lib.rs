@@ -15,6 +15,8 @@ pub mod doorbell;
 pub mod memory;
 #[cfg(test)]
 mod model;
+#[cfg(test)]
+mod model_steal;
 pub mod spin;
 pub mod task_id;
 
