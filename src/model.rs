@@ -81,6 +81,14 @@
 //!   done and has seen every response (a terminal state with the host
 //!   asleep and a published response unseen is a lost wakeup).
 //!
+//! # Steal model
+//! The shared submit region's protocol has its own model in
+//! `model_steal.rs`, on the same [`Model`] trait; it uses
+//! [`explore_progress`], a breadth-first variant of [`explore`] that keeps
+//! the state graph and also checks that from every reachable state a
+//! terminal state can still be reached (so parties that can only spin are
+//! caught, not just parties that all block).
+//!
 //! # Abstracted away
 //! - Payload bytes, call ids beyond identity, task indexes, the payload
 //!   region and its allocator (a slot's bytes are one cell; `EXT` offsets

@@ -27,10 +27,9 @@
 //!   starts with `DONE` = 0.
 //! - Worker w. *claim*: from lane `w % G` round all lanes, load `PENDING[g]`,
 //!   then for each snapshot bit (lowest first) one CAS `OWNER` 0 -> w + 1;
-//!   on a win `Atomics.and(PENDING[g], ~bit)`. *run*: read the request and
-//!   write the response (one step: nobody else may touch a claimed slot,
-//!   which the checks verify), then the flush, the store of its toggled
-//!   `DONE[w][g]`; then claim again. *park*, when a whole pass found no bit:
+//!   on a win `Atomics.and(PENDING[g], ~bit)`. *run*: read the request,
+//!   write the response and flush: store its toggled `DONE[w][g]`; then
+//!   claim again. *park*, when a whole pass found no bit:
 //!   `seq = Atomics.load(WAKE)`, `Atomics.or(SLEEPERS)`, re-load every
 //!   `PENDING[g]` (any set bit: clear the `SLEEPERS` bit and claim), else
 //!   `Atomics.waitAsync(WAKE, seq)`: returns at once if `WAKE != seq`,
@@ -61,9 +60,12 @@
 //!
 //! # Abstracted away
 //! - Payload bytes, `LEN`/`EXT`/`SIGNAL`/`STARTED`: a slot's bytes are one
-//!   cell holding a request or a response for a call id; the request and
-//!   response writes are each one step (the words are ordered before the
-//!   `OWNER` store, respectively the `DONE` store, in program order).
+//!   cell holding a request or a response for a call id. The host's
+//!   request write is one step (in the specified order together with its
+//!   `OWNER = 0` store, before which no worker can claim the slot); a
+//!   worker's request read, response write and `DONE` store are one step
+//!   (the slot's bytes are the worker's alone from its CAS to that store,
+//!   which the host's writes check, so only the store is visible).
 //! - `DONE_SEQ` (an optimisation: the host loads every `DONE` word) and the
 //!   doorbell: the host drains whenever some `DONE[w][g]` differs from its
 //!   `seen` (the doorbell model in `model.rs` shows a published answer is
@@ -75,20 +77,61 @@
 //! - The pool-global call registry is the host's slot -> call table.
 //!
 //! # Findings
-//! As specified (`Order::Spec`: `OWNER = 0` at publication, `PENDING` set
-//! at the flush), a worker holding an old `PENDING` snapshot can win a
-//! re-published slot in the window between the two and clear its bit
-//! before the host sets it; the flush then leaves a bit set for a claimed
-//! slot that nobody clears (`spec_order_leaves_a_stale_pending_bit` shows
-//! the interleaving). Two corrections pass every check: the host sets
-//! `PENDING` before it stores `OWNER = 0` (`Order::PendingFirst`, the
-//! order the main tests check), or the host, after its `or`, loads each
-//! new slot's `OWNER` and clears the bits of slots already claimed
-//! (`Order::HostRechecks`).
+//! 1. As specified (`Order::Spec`: `OWNER = 0` at publication, `PENDING`
+//!    set at the flush), the protocol leaves stale bits. A worker that
+//!    loaded `PENDING[g]` while bit b was set for an earlier publication of
+//!    slot b is descheduled; that publication is claimed, answered and
+//!    consumed; the host publishes the slot again and stores `OWNER = 0`;
+//!    the late worker's CAS wins, and its `and` clears a bit that is not
+//!    set yet; then the flush sets it. The bit now marks a claimed slot and
+//!    no one clears it (losers must not), so every idle worker's park
+//!    re-check sees it and spins until that slot happens to be published
+//!    again, for ever if it is not (`spec_order_leaves_a_stale_pending_bit`:
+//!    14 steps, 2 workers, 1 slot, 2 calls; without the stale-bit check the
+//!    progress check finds the spin). Two corrections pass every check: the
+//!    flush sets `PENDING[g]`, then stores `OWNER = 0` of each new slot
+//!    (`Order::PendingFirst`, what the main tests check: a winner's `and`
+//!    then always follows the `or` of its own publication, and precedes the
+//!    next one, which waits for its answer; a worker that sees the bit
+//!    before `OWNER = 0` loses the CAS and passes again), or, keeping the
+//!    specified order, the host loads each new slot's `OWNER` after its
+//!    `or` and clears the bit itself where it is already claimed
+//!    (`Order::HostRechecks`; the extra clear is of its own publication's
+//!    bit, before any re-publication).
+//! 2. Death recovery, as specified, relies on a replacement worker starting
+//!    and making a pass: the notify of a flush wakes at most as many
+//!    workers as it published calls, and if the worker it woke dies before
+//!    it claims, the other parked workers sleep on while the request waits
+//!    (`death_without_replacement_strands_a_call`). Ending the recovery
+//!    with the flush's wake-up (`recovery_wakes`) removes the dependency.
 //!
-//! # State-space sizes (release build, `PendingFirst`)
-//! See the table in the tests' doc comment of `steal_sizes` (states and
-//! time per configuration, measured on a 2-vCPU machine).
+//! # State-space sizes (`Order::PendingFirst` unless said; release build)
+//! Times are of one test thread on the shared 2-vCPU development machine:
+//! the first six at a quiet moment, the ignored ones under a load average
+//! of 7-10, so they overstate by about 2x.
+//! | W | G x width | K | variant                               | states    | time  |
+//! |---|-----------|---|---------------------------------------|-----------|-------|
+//! | 2 | 1 x 1     | 3 |                                       |    57 167 | 0.1 s |
+//! | 2 | 2 x 2     | 3 |                                       |   726 522 | 1.3 s |
+//! | 2 | 1 x 2     | 3 | worker 0 may die, replaced            | 1 479 898 | 3.1 s |
+//! | 3 | 1 x 2     | 2 |                                       | 1 770 935 | 5.4 s |
+//! | 2 | 2 x 2     | 3 | `HostRechecks`                        |   774 420 | 2.2 s |
+//! | 2 | 1 x 1     | 3 | either may die, not replaced, wakes   |   222 295 | 0.5 s |
+//! | 3 | 1 x 1     | 3 | (ignored)                             | 3 739 617 | 25 s  |
+//! | 3 | 2 x 1     | 2 | (ignored)                             | 3 298 048 | 33 s  |
+//! | 3 | 1 x 1     | 2 | worker 0 may die (ignored)            | 2 378 410 | 23 s  |
+//! | 2 | 2 x 1     | 3 | either may die (ignored)              | 4 585 656 | 35 s  |
+//! | 2 | 2 x 2     | 3 | worker 0 may die (ignored)            | 3 312 475 | 19 s  |
+//! | 2 | 2 x 1     | 3 | any free slot (ignored)               | 1 371 878 | 9 s   |
+//!
+//! The search keeps the whole graph for the progress check, about 250
+//! bytes a state (1.48 M states: 368 MB resident), so the largest
+//! configurations need about 1.2 GB. Every broken variant is caught in
+//! well under a second on 2 workers, 1 slot, 2 calls. Three workers on
+//! two lanes of two slots with three calls were not run: W=3, 2 x 2, K=2
+//! has about 3.6 M states, and going from K=2 to K=3 multiplied the
+//! states by 11 at W=2, 2 x 2, which extrapolates to some 40 M states,
+//! too many for a graph kept in memory.
 
 use crate::model::{label, Cell, Model};
 
