@@ -2,8 +2,8 @@
 //! Node.js. Rust owns the layout and lifetime of the shared memory, the
 //! waiting and the waking; user code runs in JS workers.
 //!
-//! - `memory/`: the control region's layout, the lane protocol, the payload
-//!   arena, the registry of held regions.
+//! - `memory/`: the control region's layout, the lane and steal protocols,
+//!   the payload arena, the registry of held regions.
 //! - `doorbell.rs`: how workers wake an idle host.
 //! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
 //! - `futex.rs`: waiting and waking in the scope the memory needs (private
@@ -19,6 +19,8 @@ pub mod futex;
 pub mod memory;
 #[cfg(test)]
 mod model;
+#[cfg(test)]
+mod model_steal;
 #[cfg(target_os = "linux")]
 pub mod process;
 pub mod spin;

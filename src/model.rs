@@ -81,6 +81,14 @@
 //!   done and has seen every response (a terminal state with the host
 //!   asleep and a published response unseen is a lost wakeup).
 //!
+//! # Steal model
+//! The shared submit region's protocol has its own model in
+//! `model_steal.rs`, on the same [`Model`] trait; it uses
+//! [`explore_progress`], a breadth-first variant of [`explore`] that keeps
+//! the state graph and also checks that from every reachable state a
+//! terminal state can still be reached (so parties that can only spin are
+//! caught, not just parties that all block).
+//!
 //! # Abstracted away
 //! - Payload bytes, call ids beyond identity, task indexes, the payload
 //!   region and its allocator (a slot's bytes are one cell; `EXT` offsets
@@ -131,8 +139,8 @@
 //! drain, and every ring clears ARMED. The swap matters only if a second
 //! waiter thread ever shares the doorbell.
 
-use std::collections::HashSet;
-use std::hash::Hash;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hash};
 
 /// A step's label, formatted only when `on` (when a trace is printed).
 macro_rules! label {
@@ -140,9 +148,10 @@ macro_rules! label {
         if $on { format!($($fmt)*) } else { String::new() }
     };
 }
+pub(crate) use label;
 
 /// A model: states, the steps out of a state, and the checks.
-trait Model {
+pub(crate) trait Model {
     type State: Clone + Eq + Hash;
     fn initial(&self) -> Self::State;
     /// Every step enabled in `s`, as (label, next state or violation), in a
@@ -158,19 +167,23 @@ trait Model {
     fn invariant(&self, s: &Self::State) -> Result<(), String>;
     /// Checked in every state without successors.
     fn terminal(&self, s: &Self::State) -> Result<(), String>;
+    /// A short account of a state for a counterexample that ends in it.
+    fn describe(&self, _s: &Self::State) -> String {
+        String::new()
+    }
 }
 
 #[derive(Debug)]
-struct Stats {
-    states: usize,
-    terminals: usize,
-    max_depth: usize,
+pub(crate) struct Stats {
+    pub(crate) states: usize,
+    pub(crate) terminals: usize,
+    pub(crate) max_depth: usize,
 }
 
 #[derive(Debug)]
-struct Violation {
-    message: String,
-    trace: Vec<String>,
+pub(crate) struct Violation {
+    pub(crate) message: String,
+    pub(crate) trace: Vec<String>,
 }
 
 impl std::fmt::Display for Violation {
@@ -279,6 +292,178 @@ fn explore<M: Model>(model: &M) -> Result<Stats, Violation> {
     }
 }
 
+/// A multiply-rotate hasher for the state index: the states are small
+/// tuples of bytes and SipHash, the default, made the index the larger part
+/// of the search time of the steal model.
+#[derive(Default)]
+pub(crate) struct StateHasher(u64);
+
+impl StateHasher {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+impl std::hash::Hasher for StateHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.add(x as u64);
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.add(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.add(x);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.add(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        // fold the high bits, which the multiplication mixes best, down
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+/// Breadth-first search over all interleavings that also checks progress:
+/// from every reachable state some terminal state can still be reached. The
+/// terminal checks then say that every such end is a good one, so a cycle
+/// nobody can leave (parties spinning forever while calls wait) is caught
+/// too, which [`explore`] cannot see. It keeps the whole state graph (each
+/// state twice: by id and in the index, plus its edges), so it is for
+/// models of a few million states; counterexamples are shortest paths.
+pub(crate) fn explore_progress<M: Model>(model: &M) -> Result<Stats, Violation> {
+    let mut index: HashMap<M::State, u32, BuildHasherDefault<StateHasher>> = HashMap::default();
+    let mut states: Vec<M::State> = Vec::new();
+    let mut parent: Vec<u32> = Vec::new();
+    let mut depth: Vec<u32> = Vec::new();
+    // Edges of state i: edges[edge_start[i]..edge_start[i + 1]].
+    let mut edges: Vec<u32> = Vec::new();
+    let mut edge_start: Vec<usize> = vec![0];
+    let mut terminal: Vec<bool> = Vec::new();
+    // The labels of the path root -> `to`, then of step `last` out of `to`.
+    let trace = |states: &[M::State], parent: &[u32], to: u32, last: Option<usize>| {
+        let mut path = vec![to];
+        while path[path.len() - 1] != 0 {
+            path.push(parent[path[path.len() - 1] as usize]);
+        }
+        path.reverse();
+        let mut out = Vec::new();
+        for pair in path.windows(2) {
+            let mut succ = Vec::new();
+            model.successors(&states[pair[0] as usize], &mut succ, true);
+            let target = &states[pair[1] as usize];
+            let step = succ
+                .into_iter()
+                .find(|(_, r)| r.as_ref().is_ok_and(|n| n == target));
+            out.push(step.map_or_else(|| "?".to_string(), |(label, _)| label));
+        }
+        if let Some(i) = last {
+            let mut succ = Vec::new();
+            model.successors(&states[to as usize], &mut succ, true);
+            out.push(succ.swap_remove(i).0);
+        }
+        out
+    };
+    let s0 = model.initial();
+    index.insert(s0.clone(), 0);
+    states.push(s0);
+    parent.push(0);
+    depth.push(0);
+    let mut succ = Vec::new();
+    let mut i = 0usize;
+    while i < states.len() {
+        let s = &states[i];
+        succ.clear();
+        let checked = model.invariant(s).and_then(|()| {
+            model.successors(s, &mut succ, false);
+            if succ.is_empty() {
+                model
+                    .terminal(s)
+                    .map_err(|m| format!("terminal state: {m}"))?;
+            }
+            Ok(())
+        });
+        if let Err(message) = checked {
+            return Err(Violation {
+                message,
+                trace: trace(&states, &parent, i as u32, None),
+            });
+        }
+        terminal.push(succ.is_empty());
+        for (k, (_, r)) in succ.drain(..).enumerate() {
+            match r {
+                Err(message) => {
+                    return Err(Violation {
+                        message,
+                        trace: trace(&states, &parent, i as u32, Some(k)),
+                    });
+                }
+                Ok(n) => {
+                    let next = states.len() as u32;
+                    let id = *index.entry(n.clone()).or_insert(next);
+                    if id == next {
+                        states.push(n);
+                        parent.push(i as u32);
+                        depth.push(depth[i] + 1);
+                    }
+                    edges.push(id);
+                }
+            }
+        }
+        edge_start.push(edges.len());
+        i += 1;
+    }
+    drop(index);
+    // Progress: walk the edges backwards from every terminal state.
+    let n = states.len();
+    let mut rev_start = vec![0usize; n + 1];
+    for &to in &edges {
+        rev_start[to as usize + 1] += 1;
+    }
+    for k in 0..n {
+        rev_start[k + 1] += rev_start[k];
+    }
+    let mut fill = rev_start.clone();
+    let mut rev = vec![0u32; edges.len()];
+    for from in 0..n {
+        for &to in &edges[edge_start[from]..edge_start[from + 1]] {
+            rev[fill[to as usize]] = from as u32;
+            fill[to as usize] += 1;
+        }
+    }
+    let mut can_end = terminal.clone();
+    let mut queue: Vec<u32> = (0..n as u32).filter(|&k| terminal[k as usize]).collect();
+    while let Some(k) = queue.pop() {
+        for &from in &rev[rev_start[k as usize]..rev_start[k as usize + 1]] {
+            if !can_end[from as usize] {
+                can_end[from as usize] = true;
+                queue.push(from);
+            }
+        }
+    }
+    if let Some(stuck) = can_end.iter().position(|&ok| !ok) {
+        return Err(Violation {
+            message: format!(
+                "no progress: no terminal state is reachable from here (the parties can \
+                 only loop): {}",
+                model.describe(&states[stuck])
+            ),
+            trace: trace(&states, &parent, stuck as u32, None),
+        });
+    }
+    Ok(Stats {
+        states: n,
+        terminals: terminal.iter().filter(|&&t| t).count(),
+        max_depth: depth.iter().max().map_or(0, |&d| d as usize + 1),
+    })
+}
+
 // ---------------------------------------------------------------------------
 // The lane arithmetic of `memory/lane.rs` (and `lib/lane.js`), as pure
 // functions over the private words, so the model can hash and copy state.
@@ -327,7 +512,7 @@ const MAX_CALLS: usize = 6;
 
 /// A slot's bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-enum Cell {
+pub(crate) enum Cell {
     Empty,
     Request(u8),
     Response(u8),
