@@ -10,7 +10,8 @@ import { createPool, WorkerExitError } from "../index.mjs";
 import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
 import { aOnly } from "./fixtures/process-order-b.mjs";
 import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
-import { pid, held, crashLater, exitWith, surroundings, checksum, spin } from "./fixtures/process-tasks.mjs";
+import { pid, held, crashLater, exitWith, surroundings, checksum, spin, watchAbortRecorded, lastAbort } from "./fixtures/process-tasks.mjs";
+import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
@@ -152,6 +153,37 @@ test("hardTimeoutMs replaces a runaway worker process", { skip }, async () => {
       return pool.call.add([1, 2]);
     });
     assert.equal(sum, 3);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("timeouts and aborts reach a worker process through the shared abort words", { skip }, async () => {
+  const pool = processPool({ worker: {} }, { slowDefault, watchAbortRecorded, lastAbort });
+  try {
+    assert.equal(await pool.call.slowDefault(2_000), "fallback");
+    const controller = new AbortController();
+    const call = pool.call.watchAbortRecorded(30_000, { signal: controller.signal });
+    setTimeout(() => controller.abort("enough"), 30);
+    await assert.rejects(call, (err) => err.name === "AbortError" && err.cause === "enough");
+    // The worker process saw its flag flip and ended the task early.
+    let seen = null;
+    for (let i = 0; i < 200 && seen !== "saw abort"; i++) {
+      seen = await pool.call.lastAbort();
+      if (seen !== "saw abort") await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(seen, "saw abort");
+    assert.equal(await pool.call.watchAbortRecorded(1), "not aborted");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a command prefix that cannot start fails the pool with why", { skip }, async () => {
+  const pool = processPool({ worker: { processCommandPrefix: ["/nonexistent/knitting-wrapper"] } }, { pid });
+  try {
+    await assert.rejects(pool.ready, /cannot start a worker process \(\/nonexistent\/knitting-wrapper\): .*ENOENT/);
+    await assert.rejects(pool.call.pid(), /ENOENT/);
   } finally {
     await pool.shutdown();
   }
