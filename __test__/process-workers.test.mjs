@@ -80,6 +80,35 @@ test("payloads past the inline slot and of ~1 MiB cross both ways", { skip }, as
   }
 });
 
+test("mixed sizes, sync, async and throwing calls: every answer right, no payload block left", { skip }, async () => {
+  const pool = processPool({ threads: 2, worker: {} }, { echo, delayed, failSync });
+  try {
+    let seed = 0x9e3779b9;
+    const random = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 2 ** 32;
+    };
+    const calls = [];
+    for (let i = 0; i < 2000; i++) {
+      const r = random();
+      const size = r < 0.6 ? Math.floor(random() * 400) : r < 0.98 ? Math.floor(random() * 200_000) : 900_000;
+      const value = { i, text: String.fromCharCode(97 + (i % 26)).repeat(size) };
+      const kind = i % 3;
+      if (kind === 0) calls.push(pool.call.echo(value).then((v) => assert.deepEqual(v, value)));
+      else if (kind === 1) calls.push(pool.call.delayed([value, i % 4]).then((v) => assert.deepEqual(v, value)));
+      else calls.push(pool.call.failSync(`no ${i} ${value.text}`).then(() => assert.fail("must throw"), (e) => assert.equal(e.message, `no ${i} ${value.text}`)));
+    }
+    await Promise.all(calls);
+    // Blocks were allocated and freed on both sides of the process boundary.
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    assert.equal(internal.payload.arena.stats().liveBlocks, 0);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
 test("task ids agree although host and workers import the modules in another order", { skip }, async () => {
   // This file imported process-order-a.mjs before process-order-b.mjs; a
   // worker imports them in table order (aOnly sorts first, so b before a).
