@@ -10,7 +10,8 @@ import { createPool, WorkerExitError } from "../index.mjs";
 import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
 import { aOnly } from "./fixtures/process-order-b.mjs";
 import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
-import { pid, held, crashLater, exitWith, surroundings, checksum, spin } from "./fixtures/process-tasks.mjs";
+import { pid, held, crashLater, exitWith, surroundings, checksum, spin, watchAbortRecorded, lastAbort } from "./fixtures/process-tasks.mjs";
+import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
@@ -74,6 +75,35 @@ test("payloads past the inline slot and of ~1 MiB cross both ways", { skip }, as
     // Many large values in flight at once share the fixed-size region.
     const all = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echo({ i, pad: "p".repeat(64 * 1024) })));
     all.forEach((v, i) => assert.equal(v.i, i));
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("mixed sizes, sync, async and throwing calls: every answer right, no payload block left", { skip }, async () => {
+  const pool = processPool({ threads: 2, worker: {} }, { echo, delayed, failSync });
+  try {
+    let seed = 0x9e3779b9;
+    const random = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 2 ** 32;
+    };
+    const calls = [];
+    for (let i = 0; i < 2000; i++) {
+      const r = random();
+      const size = r < 0.6 ? Math.floor(random() * 400) : r < 0.98 ? Math.floor(random() * 200_000) : 900_000;
+      const value = { i, text: String.fromCharCode(97 + (i % 26)).repeat(size) };
+      const kind = i % 3;
+      if (kind === 0) calls.push(pool.call.echo(value).then((v) => assert.deepEqual(v, value)));
+      else if (kind === 1) calls.push(pool.call.delayed([value, i % 4]).then((v) => assert.deepEqual(v, value)));
+      else calls.push(pool.call.failSync(`no ${i} ${value.text}`).then(() => assert.fail("must throw"), (e) => assert.equal(e.message, `no ${i} ${value.text}`)));
+    }
+    await Promise.all(calls);
+    // Blocks were allocated and freed on both sides of the process boundary.
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    assert.equal(internal.payload.arena.stats().liveBlocks, 0);
   } finally {
     await pool.shutdown();
   }
@@ -152,6 +182,37 @@ test("hardTimeoutMs replaces a runaway worker process", { skip }, async () => {
       return pool.call.add([1, 2]);
     });
     assert.equal(sum, 3);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("timeouts and aborts reach a worker process through the shared abort words", { skip }, async () => {
+  const pool = processPool({ worker: {} }, { slowDefault, watchAbortRecorded, lastAbort });
+  try {
+    assert.equal(await pool.call.slowDefault(2_000), "fallback");
+    const controller = new AbortController();
+    const call = pool.call.watchAbortRecorded(30_000, { signal: controller.signal });
+    setTimeout(() => controller.abort("enough"), 30);
+    await assert.rejects(call, (err) => err.name === "AbortError" && err.cause === "enough");
+    // The worker process saw its flag flip and ended the task early.
+    let seen = null;
+    for (let i = 0; i < 200 && seen !== "saw abort"; i++) {
+      seen = await pool.call.lastAbort();
+      if (seen !== "saw abort") await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(seen, "saw abort");
+    assert.equal(await pool.call.watchAbortRecorded(1), "not aborted");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a command prefix that cannot start fails the pool with why", { skip }, async () => {
+  const pool = processPool({ worker: { processCommandPrefix: ["/nonexistent/knitting-wrapper"] } }, { pid });
+  try {
+    await assert.rejects(pool.ready, /cannot start a worker process \(\/nonexistent\/knitting-wrapper\): .*ENOENT/);
+    await assert.rejects(pool.call.pid(), /ENOENT/);
   } finally {
     await pool.shutdown();
   }

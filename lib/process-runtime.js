@@ -89,9 +89,13 @@ class ProcessHandle extends EventEmitter {
       else this.emit("message", msg);
     });
     child.on("error", (err) => {
-      // A failed spawn (a missing command prefix, say) may never emit exit.
-      this.emit("error", err);
-      if (child.pid === undefined) this.exit(null, null);
+      if (child.pid === undefined) {
+        // A failed spawn (a missing command prefix, say) may never emit exit.
+        this.emit("error", new Error(`knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`, { cause: err }));
+        this.exit(null, null);
+      } else {
+        this.emit("error", err);
+      }
     });
     child.on("exit", (code, signal) => this.exit(code, signal));
   }

@@ -2,7 +2,7 @@
 // then many pools created and shut down; reports leaks and lost or wrong
 // results, and exits non-zero on any.
 //
-//   node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--quick]
+//   node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--runtime thread|process] [--quick]
 //
 // Defaults: 5,000,000 calls, 1,000 pools, 2 threads, 1,024 calls in flight.
 // --quick (for CI, ~30 s): 200,000 calls and 50 pools.
@@ -23,6 +23,7 @@
 // This module is also the soak's task module: pool workers import it, so
 // the tasks are declared at the top level and the run itself only happens
 // when isMain.
+import { spawn } from "node:child_process";
 import { readdirSync, readlinkSync } from "node:fs";
 import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
@@ -98,7 +99,7 @@ export const soakGc = task({
 });
 
 function parseArgs(argv) {
-  const args = { calls: 5_000_000, pools: 1_000, threads: 2, window: 1024, seed: 0x50a4, quick: false };
+  const args = { calls: 5_000_000, pools: 1_000, threads: 2, window: 1024, seed: 0x50a4, quick: false, runtime: "thread" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -113,8 +114,12 @@ function parseArgs(argv) {
     else if (a === "--window") args.window = Math.max(1, num());
     else if (a === "--seed") args.seed = num();
     else if (a === "--max-growth") args.maxGrowth = num();
+    else if (a === "--runtime") {
+      args.runtime = argv[++i];
+      if (args.runtime !== "thread" && args.runtime !== "process") throw new Error(`--runtime is thread or process, got ${args.runtime}`);
+    }
     else if (a === "--help" || a === "-h") {
-      process.stdout.write("node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--max-growth PCT] [--quick]\n");
+      process.stdout.write("node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--max-growth PCT] [--runtime thread|process] [--quick]\n");
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (try --help)`);
   }
@@ -226,6 +231,12 @@ async function main(argv) {
   // opens /dev/null): do it before the first count.
   void process.stdout.writable;
   void process.stderr.writable;
+  if (args.runtime === "process") {
+    // Node keeps one /dev/null descriptor open after its first child with
+    // an IPC channel (seen with a bare spawn("true", [], { stdio: [..., "ipc"] })):
+    // open it before the first count too.
+    await new Promise((resolve) => spawn("true", [], { stdio: ["ignore", "ignore", "ignore", "ipc"] }).on("exit", resolve));
+  }
   const startFds = openFds();
   const start = { fds: fdCount(startFds), regions: native.regionStats(), rss: rssMiB() };
   log(`start: ${JSON.stringify(args)}; fds ${start.fds}, regions ${JSON.stringify(start.regions)}, rss ${start.rss.toFixed(1)} MiB`);
@@ -286,8 +297,8 @@ async function main(argv) {
   return report.ok ? 0 : 1;
 }
 
-async function callPhase({ calls: total, threads, window, seed }) {
-  const pool = createPool({ threads })({ soakCall, soakGc });
+async function callPhase({ calls: total, threads, window, seed, runtime }) {
+  const pool = createPool({ threads, worker: { runtime } })({ soakCall, soakGc });
   const rand = prng(seed);
   const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0], examples: [], rssWarm: 0, rssEnd: 0, growth: 0, seconds: 0, heaps: [] };
   // Warm-up: a quarter of the calls (the payload region and the workers'
@@ -394,7 +405,7 @@ async function callPhase({ calls: total, threads, window, seed }) {
   return out;
 }
 
-async function poolPhase({ pools: total, threads }) {
+async function poolPhase({ pools: total, threads, runtime }) {
   const out = { created: 0, failed: 0, examples: [], rssWarm: 0, rssEnd: 0, growth: 0, seconds: 0 };
   const warmAt = Math.min(total, Math.max(5, Math.floor(total / 10)));
   const t0 = performance.now();
@@ -404,7 +415,7 @@ async function poolPhase({ pools: total, threads }) {
       log(`pools: warm-up done after ${i} pools: rss ${out.rssWarm.toFixed(1)} MiB`);
     }
     try {
-      const pool = createPool({ threads: 1 + (i % threads) })({ soakPing });
+      const pool = createPool({ threads: 1 + (i % threads), worker: { runtime } })({ soakPing });
       out.created++;
       if (i % 4 !== 3) {
         const r = await Promise.all([pool.call.soakPing(i), pool.call.soakPing(i + 1)]);

@@ -184,3 +184,50 @@ fn a_word_waiter_is_woken_by_another_process() {
         .expect("the waiter saw the other process's store");
     waiter.stop();
 }
+
+#[test]
+fn the_payload_lock_sleeps_and_wakes_across_processes() {
+    use crate::memory::payload::Arena;
+    const LEN: usize = 1 << 20;
+    // Enough rounds that, with both processes running at once, one of them
+    // finds the lock held by the other, spins out and sleeps (with the
+    // private futex here, that sleeper is never woken and the test hangs).
+    const ROUNDS: usize = 1_000_000;
+    let map = shared_mapping(LEN);
+    let go = shared_mapping(4096);
+    // SAFETY: the mapping (LEN bytes, page-aligned) outlives both arenas;
+    // the child's copy of it lives until its `_exit`.
+    let arena = unsafe { Arena::init(map.base(), LEN, LEN) };
+    let child_map = Arc::clone(&map);
+    let child_go = Arc::clone(&go);
+    let work = |arena: &Arena| -> bool {
+        for i in 0..ROUNDS {
+            match arena.alloc(16 + (i % 7) * 48) {
+                Ok(offset) => {
+                    if arena.free(offset).is_err() {
+                        return false;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    };
+    let pid = fork_child(move || {
+        word(&child_go, PARKING).store(1, Ordering::SeqCst);
+        while word(&child_go, WORD).load(Ordering::SeqCst) == 0 {
+            std::hint::spin_loop();
+        }
+        // SAFETY: as above; formatted by the parent before the fork.
+        match unsafe { Arena::attach(child_map.base(), LEN) } {
+            Ok(arena) if work(&arena) => 0,
+            _ => 6,
+        }
+    });
+    wait_for(word(&go, PARKING));
+    word(&go, WORD).store(1, Ordering::SeqCst);
+    assert!(work(&arena), "the parent's allocations failed");
+    assert_eq!(exit_code(pid), 0, "the child's allocations failed or hung");
+    arena.verify().unwrap();
+    assert_eq!(arena.stats().live_blocks, 0);
+}

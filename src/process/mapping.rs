@@ -79,7 +79,9 @@ impl Mapping {
         let base = base.cast::<u8>();
         // SAFETY: `len` mapped bytes at a page-aligned, non-null address,
         // unmapped only in `drop`, after every borrow of `memory` has ended.
-        let memory = unsafe { SharedMemory::new(base, len) }.map_err(io::Error::other)?;
+        // (A page-aligned, non-null base cannot fail `new`'s checks.)
+        let memory =
+            unsafe { SharedMemory::new(base, len) }.expect("mmap returns page-aligned memory");
         let mut list = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());
         list.push((base as usize, base as usize + len));
         Ok(Mapping { memory })

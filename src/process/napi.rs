@@ -87,8 +87,11 @@ impl ProcessMemory {
     #[napi(factory)]
     pub fn open_fd(fd: i32, len: f64) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
-        if fd < 0 {
-            return Err(invalid(format!("fd must be a descriptor number, got {fd}")));
+        // 0-2 are stdio: never take (and later close) one of those.
+        if fd < 3 {
+            return Err(invalid(format!(
+                "fd must be an inherited descriptor number (3 or more), got {fd}"
+            )));
         }
         // SAFETY: the host placed this descriptor in our table for us alone
         // (spawn's stdio array); nothing else in this process owns it.
