@@ -112,9 +112,14 @@ impl Doorbell {
     }
 
     pub fn stop(&self) {
-        // SeqCst store, then a wake: the waiter re-reads STOP after every
-        // return from futex_wait, so it cannot miss it.
+        // SeqCst store, then move COUNTER, then a wake. The waiter re-reads
+        // STOP after every return from futex_wait; moving the word it waits
+        // on also covers a stop that lands after its STOP check and before
+        // it blocks: futex_wait then finds the value changed and returns at
+        // once, where a wake alone would have found no waiter yet and the
+        // waiter would sleep until the next publication (a join that hangs).
         self.word(word::STOP).store(1, Ordering::SeqCst);
+        self.word(word::COUNTER).fetch_add(1, Ordering::SeqCst);
         self.scope.wake_all(self.word(word::COUNTER));
     }
 
@@ -194,6 +199,20 @@ mod tests {
         assert!(bell.arm(bell.counter()));
         bell.publish();
         assert_eq!(waiter.join().unwrap(), Wake::Ring);
+    }
+
+    /// A waiter that checked STOP just before `stop()` then blocks on
+    /// COUNTER with the value it read: `stop()` must move COUNTER so that
+    /// this futex wait returns at once (a wake alone finds no waiter yet).
+    #[test]
+    fn stop_moves_the_word_a_late_waiter_blocks_on() {
+        let (_buf, mem) = region();
+        let bell = Doorbell::new(mem).unwrap();
+        let read_before_stop = bell.counter();
+        bell.stop();
+        assert_ne!(bell.counter(), read_before_stop);
+        let mut last = read_before_stop;
+        assert_eq!(bell.wait(&mut last), Wake::Stop);
     }
 
     #[test]
