@@ -292,6 +292,39 @@ class Claimant extends StealGeometry {
     }
     return -1;
   }
+  /**
+   * Step 3 for up to `max` calls of one region lane at once: their slot
+   * indexes go to `out`; returns how many. One PENDING clear covers them
+   * all. Calls claimed together are run one after the other by this
+   * worker: the caller keeps `max` at 1 unless calls are short.
+   */
+  claimMany(max, out) {
+    const i32 = this.i32;
+    const lanes = this.regionLanes;
+    for (let i = 0, g = this.home; i < lanes; i++, g = g + 1 === lanes ? 0 : g + 1) {
+      let pending = Atomics.load(i32, this.pending + g);
+      let from = this.cursor[g];
+      let won = 0;
+      let n = 0;
+      while (pending !== 0 && n < max) {
+        const b = nextBit(pending, from);
+        pending &= ~(1 << b);
+        from = b + 1;
+        const index = g * this.width + b;
+        if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
+          won |= 1 << b;
+          out[n++] = index;
+          this.cursor[g] = b + 1;
+        }
+      }
+      if (n !== 0) {
+        // Only the winner clears the bits it won (see steal.rs, step 3).
+        Atomics.and(i32, this.pending + g, ~won);
+        return n;
+      }
+    }
+    return 0;
+  }
   /** Whether any PENDING bit is set. */
   anyPending() {
     for (let g = 0; g < this.regionLanes; g++) {

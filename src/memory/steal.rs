@@ -50,6 +50,10 @@
 //!    returns 0 owns the call and clears the bit (`Atomics.and`). A loser
 //!    moves on and never clears the bit: by then the slot may already have
 //!    been answered and published again, and the bit belongs to that round.
+//!    A worker whose calls keep finishing in a few µs claims several at
+//!    once (same compare-exchange per slot, one clear for all; up to 8, see
+//!    `lib/serve.js`): for such calls the claim costs as much as the call.
+//!    It goes back to one at a time as soon as calls take longer.
 //! 4. Worker: runs it, writes status, call id, length and payload into the
 //!    slot, toggles bit `b` of its private `DONE[g]` copy; flushes (stores
 //!    the changed DONE words, `DONE_SEQ += 1`, rings the doorbell).
