@@ -330,3 +330,19 @@ test("resolveTopology is a pure function of the validated options and the env it
   });
   assert.deepEqual(validated, frozen, "its input is left as it was");
 });
+
+test("KNITTING_WORKER_RUNTIME sets the default worker.runtime; an explicit one wins; a bad value names the variable", () => {
+  const resolve = (options, env) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);
+  assert.equal(resolve({ threads: 2 }, {}).worker.runtime, "thread");
+  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
+  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: " Process " }).worker.runtime, "process");
+  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "" }).worker.runtime, "thread");
+  assert.equal(resolve({ threads: 2, worker: { runtime: "thread" } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "thread");
+  assert.equal(resolve({ threads: 2, worker: { hardTimeoutMs: 5 } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
+  assert.throws(
+    () => resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "fiber" }),
+    (err) => err instanceof TypeError && /KNITTING_WORKER_RUNTIME/.test(err.message) && /"thread" or "process"/.test(err.message),
+  );
+  // A wrong `worker` stays the error it is, whatever the environment says.
+  assert.throws(() => resolve({ threads: 2, worker: 5 }, { KNITTING_WORKER_RUNTIME: "process" }), (err) => err instanceof TypeError && /worker must be an object/.test(err.message));
+});

@@ -119,8 +119,27 @@ function resolveProcess(worker, out) {
   out.process = proc;
 }
 
-/** The `worker` group: how each worker is started and stopped. */
-function resolveWorker(worker) {
+/** KNITTING_WORKER_RUNTIME: the default `worker.runtime`, or undefined when unset or empty. */
+function envRuntime(env) {
+  const raw = env.KNITTING_WORKER_RUNTIME;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const value = raw.trim().toLowerCase();
+  if (value !== "thread" && value !== "process") {
+    throw new TypeError(`knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+/**
+ * The `worker` group: how each worker is started and stopped.
+ * KNITTING_WORKER_RUNTIME (in `env`) sets the default `runtime`.
+ */
+function resolveWorker(worker, env = process.env) {
+  const fromEnv = envRuntime(env);
+  const isObject = worker !== null && typeof worker === "object" && !Array.isArray(worker);
+  if (fromEnv === "process" && (worker === undefined || (isObject && worker.runtime === undefined))) {
+    worker = { ...(worker === undefined ? {} : worker), runtime: "process" };
+  }
   const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
@@ -432,7 +451,7 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
     options.abortSignalCapacity === undefined
       ? DEFAULT_ABORT_SIGNALS
       : integerIn(options.abortSignalCapacity, "abortSignalCapacity", 0, maxAbortSlots);
-  const worker = resolveWorker(options.worker);
+  const worker = resolveWorker(options.worker, env);
   const host = resolveHost(options.host);
   const balancer = resolveBalancer(options.balancer);
   const inliner = resolveInliner(options.inliner);
