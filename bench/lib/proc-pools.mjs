@@ -28,5 +28,14 @@ export async function createProcRow(row, workers) {
     await pool.ready;
     return { add: (a, b) => pool.add(a, b), close: () => pool.shutdown() };
   }
-  return createKnitting(workers, row.options);
+  const pool = await createKnitting(workers, row.options);
+  // KNITTING_* variables or a changed default must not pass for this row.
+  const want = { runtime: row.options.worker?.runtime ?? "thread", doorbell: row.options.host?.doorbell ?? true };
+  const got = pool.topology;
+  if (got === null || got.runtime !== want.runtime || got.doorbell !== want.doorbell) {
+    await pool.close().catch(() => {});
+    throw new Error(`wrong pool topology: expected ${JSON.stringify(want)}, got ` +
+      `${got === null ? "an unreadable topology" : JSON.stringify({ runtime: got.runtime, doorbell: got.doorbell })}`);
+  }
+  return pool;
 }
