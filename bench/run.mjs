@@ -65,7 +65,7 @@ scheduling workloads (always a fresh child process per pool per rep):
                      dispatcher-scaling thread counts (default 1,2,4)
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
-a fresh child process per pool per rep; ~1 minute with the defaults):
+a fresh child process per pool per rep; ~40 s with the defaults):
   --proc-reps R      repetitions (default 3; --quick: 1)
   --proc-calls N     tiny calls per pool, --window of them in flight (default 100000; --quick: 20000)
   --proc-seq N       sequential-latency calls per pool (default 10000; --quick: 2000)

@@ -10,7 +10,7 @@ import { createKnitting, createPiscina } from "./sched-pools.mjs";
  */
 export const PROC_POOLS = [
   { key: "threads", label: "knitting-native, worker threads", options: {} },
-  { key: "processes", label: 'knitting-native, worker processes', options: { worker: { runtime: "process" } } },
+  { key: "processes", label: "knitting-native, worker processes", options: { worker: { runtime: "process" } } },
   {
     key: "processesPolling", label: "knitting-native, worker processes, doorbell: false (polling)",
     options: { worker: { runtime: "process" }, host: { doorbell: false } },
