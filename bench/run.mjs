@@ -6,7 +6,7 @@
 //                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
-//                      [--only-workload calls,random-load,dispatcher-scaling] ...
+//                      [--only-workload calls,random-load,dispatcher-scaling,process] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -18,7 +18,9 @@
 // the next child starts. Progress goes to stderr; the report goes to stdout.
 // After the main table come two scheduling workloads (bench/lib/sched.mjs):
 // random-load (skewed task durations: makespan and latency per balancer) and
-// dispatcher-scaling (tiny calls over 1, 2, 4 threads per host topology).
+// dispatcher-scaling (tiny calls over 1, 2, 4 threads per host topology);
+// then the process workload (bench/lib/proc.mjs): worker processes against
+// worker threads, piscina and a child_process.fork + process.send pool.
 import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -27,6 +29,7 @@ import { superviseChild, cpuInfo } from "./lib/supervise.mjs";
 import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
+import { procConfig, runProcess } from "./lib/proc.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -42,7 +45,7 @@ const USAGE = `usage: node bench/run.mjs [options]
   --only LIST        comma-separated subset of: knitting,raw,piscina (the main table's pools)
   --only-workload LIST
                      comma-separated subset of: calls (the main table: tiny calls and
-                     sequential latency), random-load, dispatcher-scaling (default: all)
+                     sequential latency), random-load, dispatcher-scaling, process (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
@@ -60,6 +63,15 @@ scheduling workloads (always a fresh child process per pool per rep):
                      table's, as there are 18 cells; --quick: 10000), --window of them in flight
   --scaling-threads LIST
                      dispatcher-scaling thread counts (default 1,2,4)
+process workload (knitting-native worker threads, worker processes with and without the
+doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
+a fresh child process per pool per rep; ~40 s with the defaults):
+  --proc-reps R      repetitions (default 3; --quick: 1)
+  --proc-calls N     tiny calls per pool, --window of them in flight (default 100000; --quick: 20000)
+  --proc-seq N       sequential-latency calls per pool (default 10000; --quick: 2000)
+  --fork-calls N     tiny calls for the fork + send pool, fewer as it is ~30x slower
+                     (default 20000; --quick: 5000)
+  --fork-seq N       sequential-latency calls for the fork + send pool (default 2000; --quick: 500)
   --report           the full report instead (adds tinypool and workerpool and more
                      workloads; writes bench/report.md and bench/report.svg):
                      see node bench/run.mjs --report --help
@@ -71,6 +83,7 @@ function parseArgs(argv) {
     seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, stall: 30, inproc: false, oneProcess: false,
     child: null, config: null, workloads: WORKLOADS, schedReps: undefined, randomCalls: undefined,
     randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
+    procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
   };
   const num = (name, v) => {
     const n = Number(v);
@@ -105,6 +118,11 @@ function parseArgs(argv) {
       case "--random-seed": o.randomSeed = num(a, val()); break;
       case "--scaling-calls": o.scalingCalls = num(a, val()); break;
       case "--scaling-threads": o.scalingThreads = list(val()).map((t) => num(a, t)); break;
+      case "--proc-reps": o.procReps = num(a, val()); break;
+      case "--proc-calls": o.procCalls = num(a, val()); break;
+      case "--proc-seq": o.procSeq = num(a, val()); break;
+      case "--fork-calls": o.forkCalls = num(a, val()); break;
+      case "--fork-seq": o.forkSeq = num(a, val()); break;
       case "--timeout": o.timeout = num(a, val()); break;
       case "--stall": o.stall = num(a, val()); break;
       case "--inproc": o.inproc = true; break;
@@ -119,7 +137,7 @@ function parseArgs(argv) {
 }
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process"];
 
 const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -520,6 +538,9 @@ async function main() {
     );
   }
   if (schedWorkloads.length) process.stderr.write(`bench: then ${schedWorkloads.join(", ")}, reps ${sched.reps}\n`);
+  const runsProc = opts.workloads.includes("process");
+  const proc = procConfig(opts);
+  if (runsProc) process.stderr.write(`bench: then process, reps ${proc.reps}\n`);
 
   const out = [];
   out.push("");
@@ -532,8 +553,10 @@ async function main() {
   console.log(out.join("\n"));
   const s = await runScheduling(schedWorkloads, sched);
   if (s.lines.length) console.log(s.lines.join("\n"));
-  const wrong = [...(calls?.wrong ?? []), ...s.wrong];
-  const failed = [...(calls?.failed ?? []), ...s.failed];
+  const p = runsProc ? await runProcess(proc) : null;
+  if (p) console.log(["", ...p.lines].join("\n"));
+  const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? [])];
+  const failed = [...(calls?.failed ?? []), ...s.failed, ...(p?.failed ?? [])];
 
   if (opts.json) {
     const json = {
@@ -545,6 +568,7 @@ async function main() {
       results: calls?.results ?? null,
       targets: calls?.targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })) ?? null,
       scheduling: { reps: sched.reps, ...s.json },
+      process: p?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);

@@ -103,6 +103,7 @@ function topologyOf(pool) {
     dispatcher: inner.serialChannel ? "serial-channel" : "per-thread",
     doorbell: inner.useDoorbell === true,
     stallFreeLoops: inner.freeHops,
+    runtime: inner.runtime?.constructor?.name === "ProcessRuntime" ? "process" : "thread",
   };
 }
 
