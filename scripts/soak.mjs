@@ -7,8 +7,8 @@
 // Defaults: 5,000,000 calls, 1,000 pools, 2 threads, 1,024 calls in flight.
 // --quick (for CI, ~30 s): 200,000 calls and 50 pools.
 // --max-growth PCT: the RSS growth that fails the run (default 10). CI's quick
-// run uses a loose limit: over 200,000 calls RSS has not reached its plateau
-// yet (1.6-13% seen from run to run), so 10% there would only measure noise.
+// run uses a loose limit: its 80,000 calls of warm-up do not reach the
+// plateau (see WARM_TENTHS), so 10% there would only measure warm-up.
 //
 // Calls: payloads of 0 B to 1 MiB (Buffers and Latin-1/UTF-16 strings, in
 // the slot or in the payload region), results of 0 B to 1 MiB, sync and
@@ -16,9 +16,13 @@
 // number and a checksum of its argument; the worker answers with both and a
 // result the host can rebuild, so a lost, duplicated or misrouted result is
 // detected. Checked: calls never settled (lost), wrong results or
-// unexpected errors (misrouted), RSS after warm-up vs at the end of each
-// phase (growth %), open file descriptors (/proc/self/fd) and the addon's
+// unexpected errors (misrouted), RSS growth after warm-up (calls: medians of
+// checkpoints taken every tenth of the calls, see callPhase; pools: after the
+// first tenth vs the end), payload blocks still allocated when no call is in
+// flight, open file descriptors (/proc/self/fd) and the addon's
 // regionStats() at the start and at the end (must be back where they began).
+// Each checkpoint also records V8's committed heaps, the payload region and
+// the isolates' live heaps, so the report shows what any growth is made of.
 //
 // This module is also the soak's task module: pool workers import it, so
 // the tasks are declared at the top level and the run itself only happens
@@ -247,12 +251,17 @@ async function main(argv) {
       misrouted: calls.misrouted,
       byKind: calls.byKind,
       callsPerSecond: Math.round(calls.checked / calls.seconds),
+      // Medians of the first three checkpoints after the warm-up and of the last three.
       rssWarmMiB: +calls.rssWarm.toFixed(1),
       rssEndMiB: +calls.rssEnd.toFixed(1),
       rssGrowthPct: +calls.growth.toFixed(2),
-      rssSamplesMiB: calls.rssSamples,
-      heapsMiB: calls.heaps, // after warm-up, at the end (after a GC of every isolate)
-      payloadRegionMiB: calls.payloadRegion,
+      // The same change in MiB; how much of it is V8 growing its heaps and
+      // the payload region growing; and the change in live memory (heapUsed
+      // and external of every isolate, after a GC), which a leak would raise.
+      growthMiB: calls.growthParts,
+      payloadBlocksLeaked: calls.leakedBlocks,
+      // MiB, each after draining the window and collecting every isolate.
+      checkpoints: calls.checkpoints,
       examples: calls.examples,
     },
     pools: {
@@ -273,6 +282,7 @@ async function main(argv) {
   if (calls.misrouted > 0) problems.push(`${calls.misrouted} calls with a wrong result`);
   const maxGrowth = args.maxGrowth ?? 10;
   if (calls.growth > maxGrowth) problems.push(`RSS grew ${calls.growth.toFixed(1)}% during the calls (limit ${maxGrowth}%)`);
+  if (calls.leakedBlocks > 0) problems.push(`${calls.leakedBlocks} payload blocks still allocated with no call in flight`);
   if (pools.failed > 0) problems.push(`${pools.failed} pools failed`);
   if (pools.growth > maxGrowth) problems.push(`RSS grew ${pools.growth.toFixed(1)}% while creating pools (limit ${maxGrowth}%)`);
   if (end.fds !== start.fds) problems.push(`open fds ${start.fds} -> ${end.fds}`);
@@ -286,22 +296,42 @@ async function main(argv) {
   return report.ok ? 0 : 1;
 }
 
+// Tenths of the calls that are warm-up: 4, i.e. 2,000,000 of the default
+// 5,000,000. RSS climbs for a while and then stays put, and nothing live
+// grows with it. With this mix and 2 threads (settled checkpoints):
+//   RSS 186 / 209 / 233 / 234 MiB at 0.25 / 0.5 / 0.75 / 1 M calls; glibc's
+//   arenas held 82 / 94 / 117 / 117 MiB of which 7-8 MiB in use (gdb, call
+//   malloc_stats()), V8's committed heaps 60 / 68 / 68 / 68 MiB, heapUsed
+//   after a GC flat (4.4, 6-7, 6-7 MiB), the payload region 4 -> 8 MiB once;
+//   another run (RSS sampled without a GC): 249 / 266 / 319 / 318 MiB at
+//   0.75 / 1.5 / 2.25 / 3 M calls.
+// The climb is freed memory the allocators keep (1 MiB values move glibc's
+// mmap threshold up, so they come from per-thread arenas, freed only when V8
+// collects their buffers) and V8 growing the workers' young generations;
+// when it ends depends on when the largest values happen to coincide.
+const WARM_TENTHS = 4;
+
 async function callPhase({ calls: total, threads, window, seed }) {
   const pool = createPool({ threads })({ soakCall, soakGc });
+  const internal = pool[Symbol.for("knitting-native.pool")];
   const rand = prng(seed);
-  const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0], examples: [], rssWarm: 0, rssEnd: 0, growth: 0, seconds: 0, heaps: [] };
-  // Warm-up: a quarter of the calls (the payload region and the workers'
-  // heaps reach their high-water marks); then RSS is sampled at every further
-  // quarter so that a trend shows.
-  const warmAt = Math.min(total, Math.max(20_000, Math.floor(total / 4)));
-  const sampleEvery = Math.max(1, Math.floor(total / 4));
-  out.rssSamples = [];
+  const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0], examples: [], seconds: 0, checkpoints: [] };
+  // Checkpoints: every tenth of the calls, with the window drained and every
+  // isolate collected, RSS is read along with what it is made of (see
+  // checkpoint()). The first WARM_TENTHS tenths are warm-up; growth compares
+  // the median of the first three checkpoints after it with the median of
+  // the last three, so one checkpoint that lands on a high or low moment of
+  // the allocators does not decide the result.
+  const every = Math.max(1, Math.floor(total / 10));
+  const checkAt = new Set();
+  for (let i = 1; i < 10; i++) checkAt.add(i * every); // the last one after the calls
   let next = 0;
   let settled = 0;
   let inFlight = 0;
   let lastSettle = performance.now();
-  let warming = false;
+  let measuring = -1; // the call count of the checkpoint being taken
   const t0 = performance.now();
+  let paused = 0; // ms spent in checkpoints, not counted as call time
 
   const wrong = (id, why) => {
     out.misrouted++;
@@ -327,13 +357,15 @@ async function callPhase({ calls: total, threads, window, seed }) {
     }, 1000);
     const launch = () => {
       while (inFlight < window && next < total) {
-        if (next === warmAt && !warming) {
-          // Measure once, between calls, with the window drained.
+        if (checkAt.has(next) && measuring !== next) {
+          // Measure between calls, with the window drained.
           if (inFlight > 0) return;
-          warming = true;
-          settledRss(pool, threads, out.heaps).then((rss) => {
-            out.rssWarm = rss;
-            log(`warm-up done after ${next} calls: rss ${rss.toFixed(1)} MiB`);
+          measuring = next;
+          const t = performance.now();
+          checkpoint(pool, internal, threads, next).then((c) => {
+            paused += performance.now() - t;
+            out.checkpoints.push(c);
+            log(`${next} calls checked, ${out.misrouted} wrong; rss ${c.rss} MiB (V8 heaps ${c.v8Committed}, payload region ${c.payloadRegion})`);
             launch();
           });
           return;
@@ -376,22 +408,82 @@ async function callPhase({ calls: total, threads, window, seed }) {
       settled++;
       out.checked++;
       lastSettle = performance.now();
-      if (settled % Math.max(1, Math.floor(total / 10)) === 0) log(`${settled} calls checked, ${out.misrouted} wrong`);
-      if (settled % sampleEvery === 0) out.rssSamples.push([settled, +rssMiB().toFixed(1)]);
       if (settled === total) done();
       else launch();
     };
     launch();
+    if (total === 0) done();
   });
-  out.seconds = (performance.now() - t0) / 1000;
-  out.rssEnd = await settledRss(pool, threads, out.heaps);
-  if (out.rssWarm === 0) out.rssWarm = out.rssEnd;
-  out.growth = ((out.rssEnd - out.rssWarm) / out.rssWarm) * 100;
-  log(`calls: ${out.checked} checked in ${out.seconds.toFixed(1)} s, ${out.lost} lost, ${out.misrouted} wrong; rss ${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB`);
-  const internal = pool[Symbol.for("knitting-native.pool")];
-  if (internal && internal.payloadSab) out.payloadRegion = +(internal.payloadSab.byteLength / (1024 * 1024)).toFixed(1);
+  out.seconds = (performance.now() - t0 - paused) / 1000;
+  if (out.lost === 0) out.checkpoints.push(await checkpoint(pool, internal, threads, total));
+  Object.assign(out, growthOf(out.checkpoints, WARM_TENTHS * every));
+  log(
+    `calls: ${out.checked} checked in ${out.seconds.toFixed(1)} s, ${out.lost} lost, ${out.misrouted} wrong; ` +
+      `rss ${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB (medians after warm-up and at the end)`,
+  );
   await pool.shutdown();
   return out;
+}
+
+/**
+ * One checkpoint (window drained): RSS after a GC of every isolate, and the
+ * parts of it that are not the allocator's: V8's committed heaps (host and
+ * workers), the payload region, and what is live (heapUsed after the GC,
+ * payload blocks still allocated, which must be 0 with nothing in flight).
+ */
+async function checkpoint(pool, internal, threads, calls) {
+  const heaps = [];
+  const rss = await settledRss(pool, threads, heaps);
+  const h = heaps[0];
+  const arena = internal.payload.arena.stats();
+  const mib = (n) => +(n / (1024 * 1024)).toFixed(1);
+  return {
+    calls,
+    rss: +rss.toFixed(1),
+    v8Committed: +(h.hostHeapTotal + sum(h.workerHeapTotal)).toFixed(1),
+    payloadRegion: mib(internal.payloadSab.byteLength),
+    payloadLiveBlocks: arena.liveBlocks,
+    heapUsed: [h.hostHeapUsed, ...h.workerHeapUsed],
+    external: [h.hostExternal, ...h.workerExternal],
+  };
+}
+
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * Growth over the measured phase: the median of the first three
+ * checkpoints from the end of the warm-up on against the median of the last
+ * three (one and one when there are too few). Also how much of the change
+ * is V8 growing its heaps and the payload region growing, and how much the
+ * live heaps changed.
+ */
+function growthOf(checkpoints, warmCalls) {
+  const measured = checkpoints.filter((c) => c.calls >= warmCalls);
+  if (measured.length === 0) return { rssWarm: 0, rssEnd: 0, growth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
+  const n = measured.length >= 6 ? 3 : 1;
+  const first = measured.slice(0, n);
+  const last = measured.slice(-n);
+  const pick = (cs, f) => median(cs.map(f));
+  const rssWarm = pick(first, (c) => c.rss);
+  const rssEnd = pick(last, (c) => c.rss);
+  const delta = (f) => +(pick(last, f) - pick(first, f)).toFixed(1);
+  const live = (c) => sum(c.heapUsed) + sum(c.external);
+  return {
+    rssWarm,
+    rssEnd,
+    growth: ((rssEnd - rssWarm) / rssWarm) * 100,
+    growthParts: {
+      rss: +(rssEnd - rssWarm).toFixed(1),
+      v8Committed: delta((c) => c.v8Committed),
+      payloadRegion: delta((c) => c.payloadRegion),
+      live: delta(live), // heapUsed and external of every isolate
+    },
+    leakedBlocks: Math.max(...checkpoints.map((c) => c.payloadLiveBlocks)),
+  };
 }
 
 async function poolPhase({ pools: total, threads }) {
