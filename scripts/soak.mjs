@@ -259,9 +259,11 @@ async function main(argv) {
       rssWarmMiB: +calls.rssWarm.toFixed(1),
       rssEndMiB: +calls.rssEnd.toFixed(1),
       rssGrowthPct: +calls.growth.toFixed(2),
-      // The same change in MiB; how much of it is V8 growing its heaps and
-      // the payload region growing; and the change in live memory (heapUsed
-      // and external of every isolate, after a GC), which a leak would raise.
+      // Live heaps (heapUsed after a GC, every isolate), measured the same way.
+      heapUsedGrowthPct: +calls.heapGrowth.toFixed(2),
+      // The RSS change in MiB, how much of it is V8 growing its heaps and the
+      // payload region growing, and the change in the isolates' heapUsed and
+      // external memory (summed, after a GC).
       growthMiB: calls.growthParts,
       payloadBlocksLeaked: calls.leakedBlocks,
       // MiB, each after draining the window and collecting every isolate.
@@ -286,6 +288,7 @@ async function main(argv) {
   if (calls.misrouted > 0) problems.push(`${calls.misrouted} calls with a wrong result`);
   const maxGrowth = args.maxGrowth ?? 10;
   if (calls.growth > maxGrowth) problems.push(`RSS grew ${calls.growth.toFixed(1)}% during the calls (limit ${maxGrowth}%)`);
+  if (calls.heapGrowth > maxGrowth) problems.push(`live heaps grew ${calls.heapGrowth.toFixed(1)}% during the calls (limit ${maxGrowth}%)`);
   if (calls.leakedBlocks > 0) problems.push(`${calls.leakedBlocks} payload blocks still allocated with no call in flight`);
   if (pools.failed > 0) problems.push(`${pools.failed} pools failed`);
   if (pools.growth > maxGrowth) problems.push(`RSS grew ${pools.growth.toFixed(1)}% while creating pools (limit ${maxGrowth}%)`);
@@ -303,12 +306,17 @@ async function main(argv) {
 // Tenths of the calls that are warm-up: 4, i.e. 2,000,000 of the default
 // 5,000,000. RSS climbs for a while and then stays put, and nothing live
 // grows with it. With this mix and 2 threads (settled checkpoints):
-//   RSS 186 / 209 / 233 / 234 MiB at 0.25 / 0.5 / 0.75 / 1 M calls; glibc's
-//   arenas held 82 / 94 / 117 / 117 MiB of which 7-8 MiB in use (gdb, call
-//   malloc_stats()), V8's committed heaps 60 / 68 / 68 / 68 MiB, heapUsed
-//   after a GC flat (4.4, 6-7, 6-7 MiB), the payload region 4 -> 8 MiB once;
-//   another run (RSS sampled without a GC): 249 / 266 / 319 / 318 MiB at
-//   0.75 / 1.5 / 2.25 / 3 M calls.
+//   RSS 186 / 209 / 233 / 234 / 229 / 231 MiB at 0.25 / 0.5 / ... / 1.5 M
+//   calls; glibc's arenas held 82 / 94 / 117 / 117 / 117 / 118 MiB of which
+//   7-8 MiB in use (gdb, call malloc_stats()), V8's committed heaps 60 / 68
+//   / 68 / 68 / 64 / 64 MiB, heapUsed flat, the payload region 4 -> 8 MiB
+//   once (worker heap snapshots at 0.25 and 0.75 M: 6.61 -> 6.54 and
+//   5.78 -> 5.74 MiB, nothing up by more than 65 KiB);
+//   --calls 2000000, checkpoints every 0.2 M: RSS 188 186 211 217 228 243
+//   246 251 246 244 MiB, V8's committed heaps 60 -> 83 MiB by 1.2 M, flat
+//   after; a 3 M run (RSS sampled without a GC): 249 / 266 / 319 / 318 MiB
+//   at 0.75 / 1.5 / 2.25 / 3 M calls. malloc_trim(0) through gdb took RSS
+//   from 213 / 205 / 247 to 100 / 135 / 133 MiB at 0.25 / 0.5 / 0.75 M.
 // The climb is freed memory the allocators keep (1 MiB values move glibc's
 // mmap threshold up, so they come from per-thread arenas, freed only when V8
 // collects their buffers) and V8 growing the workers' young generations;
@@ -461,13 +469,15 @@ const median = (xs) => {
 /**
  * Growth over the measured phase: the median of the first three
  * checkpoints from the end of the warm-up on against the median of the last
- * three (one and one when there are too few). Also how much of the change
- * is V8 growing its heaps and the payload region growing, and how much the
- * live heaps changed.
+ * three (one and one when there are too few), for RSS and for the live
+ * heaps (heapUsed after a GC, all isolates summed: what a leak of JS objects
+ * raises; 4.4-4.6 and 5.2-5.4 MiB per isolate over a quick run). Also how
+ * much of the RSS change is V8 growing its heaps and the payload region
+ * growing, and how much external memory changed.
  */
 function growthOf(checkpoints, warmCalls) {
   const measured = checkpoints.filter((c) => c.calls >= warmCalls);
-  if (measured.length === 0) return { rssWarm: 0, rssEnd: 0, growth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
+  if (measured.length === 0) return { rssWarm: 0, rssEnd: 0, growth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
   const n = measured.length >= 6 ? 3 : 1;
   const first = measured.slice(0, n);
   const last = measured.slice(-n);
@@ -475,16 +485,18 @@ function growthOf(checkpoints, warmCalls) {
   const rssWarm = pick(first, (c) => c.rss);
   const rssEnd = pick(last, (c) => c.rss);
   const delta = (f) => +(pick(last, f) - pick(first, f)).toFixed(1);
-  const live = (c) => sum(c.heapUsed) + sum(c.external);
+  const heapUsed = (c) => sum(c.heapUsed);
   return {
     rssWarm,
     rssEnd,
     growth: ((rssEnd - rssWarm) / rssWarm) * 100,
+    heapGrowth: ((pick(last, heapUsed) - pick(first, heapUsed)) / pick(first, heapUsed)) * 100,
     growthParts: {
       rss: +(rssEnd - rssWarm).toFixed(1),
       v8Committed: delta((c) => c.v8Committed),
       payloadRegion: delta((c) => c.payloadRegion),
-      live: delta(live), // heapUsed and external of every isolate
+      heapUsed: delta(heapUsed),
+      external: delta((c) => sum(c.external)),
     },
     leakedBlocks: Math.max(...checkpoints.map((c) => c.payloadLiveBlocks)),
   };
