@@ -7,7 +7,7 @@
 // Defaults: 5,000,000 calls, 1,000 pools, 2 threads, 1,024 calls in flight.
 // --quick (for CI, ~30 s): 200,000 calls and 50 pools.
 // --max-growth PCT: the RSS growth that fails the run (default 10). CI's quick
-// run uses a loose limit: its 80,000 calls of warm-up do not reach the
+// run uses a loose limit: its 120,000 calls of warm-up do not reach the
 // plateau (see WARM_TENTHS), so 10% there would only measure warm-up.
 //
 // Calls: payloads of 0 B to 1 MiB (Buffers and Latin-1/UTF-16 strings, in
@@ -255,7 +255,7 @@ async function main(argv) {
       misrouted: calls.misrouted,
       byKind: calls.byKind,
       callsPerSecond: Math.round(calls.checked / calls.seconds),
-      // Medians of the first three checkpoints after the warm-up and of the last three.
+      // Medians of the first checkpoints after the warm-up and of the last ones.
       rssWarmMiB: +calls.rssWarm.toFixed(1),
       rssEndMiB: +calls.rssEnd.toFixed(1),
       rssGrowthPct: +calls.growth.toFixed(2),
@@ -303,25 +303,27 @@ async function main(argv) {
   return report.ok ? 0 : 1;
 }
 
-// Tenths of the calls that are warm-up: 4, i.e. 2,000,000 of the default
-// 5,000,000. RSS climbs for a while and then stays put, and nothing live
-// grows with it. With this mix and 2 threads (settled checkpoints):
-//   RSS 186 / 209 / 233 / 234 / 229 / 231 MiB at 0.25 / 0.5 / ... / 1.5 M
-//   calls; glibc's arenas held 82 / 94 / 117 / 117 / 117 / 118 MiB of which
-//   7-8 MiB in use (gdb, call malloc_stats()), V8's committed heaps 60 / 68
-//   / 68 / 68 / 64 / 64 MiB, heapUsed flat, the payload region 4 -> 8 MiB
-//   once (worker heap snapshots at 0.25 and 0.75 M: 6.61 -> 6.54 and
-//   5.78 -> 5.74 MiB, nothing up by more than 65 KiB);
-//   --calls 2000000, checkpoints every 0.2 M: RSS 188 186 211 217 228 243
-//   246 251 246 244 MiB, V8's committed heaps 60 -> 83 MiB by 1.2 M, flat
-//   after; a 3 M run (RSS sampled without a GC): 249 / 266 / 319 / 318 MiB
-//   at 0.75 / 1.5 / 2.25 / 3 M calls. malloc_trim(0) through gdb took RSS
-//   from 213 / 205 / 247 to 100 / 135 / 133 MiB at 0.25 / 0.5 / 0.75 M.
-// The climb is freed memory the allocators keep (1 MiB values move glibc's
-// mmap threshold up, so they come from per-thread arenas, freed only when V8
-// collects their buffers) and V8 growing the workers' young generations;
-// when it ends depends on when the largest values happen to coincide.
-const WARM_TENTHS = 4;
+// Tenths of the calls that are warm-up: 6, i.e. 3,000,000 of the default
+// 5,000,000. RSS climbs until V8 has grown the workers' young generations to
+// their cap (host 37.5 + 2 x 39 MiB committed) and then stays flat, and
+// nothing live grows with it. When the cap is reached varies from run to
+// run; settled checkpoints with this mix and 2 threads:
+//   the default run: RSS 223 224 243 244 275 305 307 308 313 305 MiB at
+//   0.5 ... 5 M calls, V8's committed heaps 74 71 83 83 100 115 115 115 115
+//   115 MiB, the payload region 4 -> 8 MiB at 4.5 M (it only grows, once a
+//   moment with more large payloads in flight than it holds comes), heapUsed
+//   4.3-4.6 / 4.6-5.4 / 4.7-5.3 MiB throughout;
+//   --calls 2000000: RSS 188 186 211 217 228 243 246 251 246 244 MiB, V8's
+//   heaps 60 -> 83 MiB by 1.2 M, flat after; a 3 M run (RSS sampled without
+//   a GC): 249 / 266 / 319 / 318 MiB at 0.75 / 1.5 / 2.25 / 3 M calls.
+// The rest of the climb is freed memory that glibc keeps (1 MiB values move
+// its mmap threshold up, so they come from per-thread arenas, freed only
+// when V8 collects their buffers): at 0.75-1.5 M calls its arenas held
+// 117-118 MiB of which 7-8 MiB in use (gdb: call malloc_stats()), and
+// malloc_trim(0) took RSS from 213 / 205 / 247 to 100 / 135 / 133 MiB at
+// 0.25 / 0.5 / 0.75 M. Worker heap snapshots at 0.25 and 0.75 M: 6.61 ->
+// 6.54 and 5.78 -> 5.74 MiB, no constructor up by more than 65 KiB.
+const WARM_TENTHS = 6;
 
 async function callPhase({ calls: total, threads, window, seed }) {
   const pool = createPool({ threads })({ soakCall, soakGc });
@@ -331,9 +333,9 @@ async function callPhase({ calls: total, threads, window, seed }) {
   // Checkpoints: every tenth of the calls, with the window drained and every
   // isolate collected, RSS is read along with what it is made of (see
   // checkpoint()). The first WARM_TENTHS tenths are warm-up; growth compares
-  // the median of the first three checkpoints after it with the median of
-  // the last three, so one checkpoint that lands on a high or low moment of
-  // the allocators does not decide the result.
+  // the median of the first checkpoints after it with the median of the last
+  // ones (see growthOf), so one checkpoint that lands on a high or low moment
+  // of the allocators does not decide the result.
   const every = Math.max(1, Math.floor(total / 10));
   const checkAt = new Set();
   for (let i = 1; i < 10; i++) checkAt.add(i * every); // the last one after the calls
@@ -467,9 +469,9 @@ const median = (xs) => {
 };
 
 /**
- * Growth over the measured phase: the median of the first three
- * checkpoints from the end of the warm-up on against the median of the last
- * three (one and one when there are too few), for RSS and for the live
+ * Growth over the measured phase: the median of the first checkpoints from
+ * the end of the warm-up on against the median of the last ones (two and
+ * two of the five checkpoints after a six-tenths warm-up), for RSS and the live
  * heaps (heapUsed after a GC, all isolates summed: what a leak of JS objects
  * raises; 4.4-4.6 and 5.2-5.4 MiB per isolate over a quick run). Also how
  * much of the RSS change is V8 growing its heaps and the payload region
@@ -478,7 +480,7 @@ const median = (xs) => {
 function growthOf(checkpoints, warmCalls) {
   const measured = checkpoints.filter((c) => c.calls >= warmCalls);
   if (measured.length === 0) return { rssWarm: 0, rssEnd: 0, growth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
-  const n = measured.length >= 6 ? 3 : 1;
+  const n = Math.max(1, Math.min(3, Math.floor(measured.length / 2)));
   const first = measured.slice(0, n);
   const last = measured.slice(-n);
   const pick = (cs, f) => median(cs.map(f));
