@@ -40,6 +40,8 @@ const KIND_ASYNC = 1;
 const KIND_THROW = 2;
 const KIND_REJECT = 3;
 const KIND_STRING = 4; // sync, answers with a string
+const KIND_LATE = 5; // outlives its task timeout: resolves with the timeout's default
+const LATE_MS = 300; // how long a late call runs, against its timeout of 5 ms
 
 /** A deterministic fill of `n` bytes for call `id` (Buffer.fill with a short pattern: memcpy speed). */
 function bytesFor(id, n) {
@@ -88,6 +90,11 @@ export const soakCall = task({
   },
 });
 export const soakPing = task({ f: (n) => n + 1 });
+/** A call that times out: the worker answers after its host timeout fired; the answer must be dropped. */
+export const soakLate = task({
+  timeout: { time: 5, default: "late" },
+  f: ([id, ms]) => new Promise((resolve) => setTimeout(() => resolve(id), ms)),
+});
 /**
  * Runs a full GC in the worker that gets it (workers' heaps are not the
  * host's to collect) and reports that isolate's heap; busy for `ms` so that
@@ -352,10 +359,10 @@ const WARM_UP = 0.6;
 const CHECKPOINTS = 20;
 
 async function callPhase({ calls: total, threads, window, seed, runtime }) {
-  const pool = createPool({ threads, worker: { runtime } })({ soakCall, soakGc });
+  const pool = createPool({ threads, worker: { runtime } })({ soakCall, soakGc, soakLate });
   const internal = pool[Symbol.for("knitting-native.pool")];
   const rand = prng(seed);
-  const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0], examples: [], seconds: 0, checkpoints: [] };
+  const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0, 0], examples: [], seconds: 0, checkpoints: [] };
   // Checkpoints: every twentieth of the calls, with the window drained and
   // every isolate collected, RSS is read along with what it is made of (see
   // checkpoint()). The first WARM_UP of them are warm-up; growth compares
@@ -412,6 +419,21 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
         }
         const id = next++;
         const u = rand();
+        if (u < 0.005) {
+          out.byKind[KIND_LATE]++;
+          inFlight++;
+          pool.call.soakLate([id, LATE_MS]).then(
+            (r) => {
+              if (r !== "late") wrong(id, `a timed-out call resolved with ${JSON.stringify(r)}, not its timeout default`);
+              after();
+            },
+            (err) => {
+              wrong(id, `a timed-out call rejected: ${err && err.message}`);
+              after();
+            },
+          );
+          continue;
+        }
         const kind = u < 0.62 ? KIND_SYNC : u < 0.82 ? KIND_ASYNC : u < 0.9 ? KIND_STRING : u < 0.95 ? KIND_THROW : KIND_REJECT;
         const size = sizeFrom(rand(), rand());
         const resultSize = sizeFrom(rand(), rand());
