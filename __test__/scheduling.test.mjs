@@ -69,6 +69,21 @@ async function mixedCalls(pool) {
   assert.ok(settled.every((n) => n === 1), "every call settles exactly once");
 }
 
+/**
+ * One long call, one shorter one, then `shorts` short calls; returns the
+ * order they finished in ("long", "other", "short0"...).
+ */
+async function finishOrder(pool, longMs, otherMs, shorts) {
+  await pool.ready;
+  const order = [];
+  const track = (label, promise) => promise.then((v) => (order.push(label), v));
+  const long = track("long", pool.call.spin(["long", longMs]));
+  const other = track("other", pool.call.spin(["other", otherMs]));
+  const short = Array.from({ length: shorts }, (_, i) => track(`short${i}`, pool.call.add([i, 1])));
+  await within(Promise.all([long, other, ...short]), SETTLE_MS, "long and short calls");
+  return order;
+}
+
 const TOPOLOGIES = [
   ["stealing (default for 2 threads)", { threads: 2 }, { steal: true }],
   ["stealing, 3 threads, 6 region lanes of 16 slots", { threads: 3, host: { stealRegionLanes: 6 } }, { steal: true }],
@@ -109,19 +124,12 @@ for (const [name, options, shape] of TOPOLOGIES) {
 test("stealing: an idle worker takes the short calls while a long one runs on the other", async () => {
   const pool = createPool({ threads: 2 })(TASKS);
   try {
-    await pool.ready;
-    const order = [];
-    const track = (label, promise) => promise.then((v) => (order.push(label), v));
     // One long call per worker (one of them short-lived), then many short
     // ones behind them. A worker claims only the call it is about to run,
     // so the worker whose long call ends first takes every short call while
     // the 1.5 s one still runs.
-    const long = track("long", pool.call.spin(["long", 1500]));
-    const other = track("other", pool.call.spin(["other", 30]));
-    const short = Array.from({ length: 60 }, (_, i) => track(`short${i}`, pool.call.add([i, 1])));
-    await within(Promise.all([long, other, ...short]), SETTLE_MS, "long and short calls");
-    const longAt = order.indexOf("long");
-    assert.equal(longAt, order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
+    const order = await finishOrder(pool, 1500, 30, 60);
+    assert.equal(order.indexOf("long"), order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -131,15 +139,8 @@ test("private lanes (roundRobin): short calls queued behind a long one wait for 
   // The contrast that stealing removes: a lane's calls wait for its worker.
   const pool = createPool({ threads: 2, balancer: "roundRobin" })(TASKS);
   try {
-    await pool.ready;
-    const order = [];
-    const track = (label, promise) => promise.then((v) => (order.push(label), v));
-    const long = track("long", pool.call.spin(["long", 600]));
-    const other = track("other", pool.call.spin(["other", 10]));
-    const short = Array.from({ length: 20 }, (_, i) => track(`short${i}`, pool.call.add([i, 1])));
-    await within(Promise.all([long, other, ...short]), SETTLE_MS, "long and short calls");
-    const longAt = order.indexOf("long");
-    assert.ok(longAt < order.length - 1, `some short calls waited behind the long one: ${order.join(" ")}`);
+    const order = await finishOrder(pool, 600, 10, 20);
+    assert.ok(order.indexOf("long") < order.length - 1, `some short calls waited behind the long one: ${order.join(" ")}`);
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -235,13 +236,7 @@ test(`process workers, stealing: ${CALLS} mixed calls settle once each with thei
 test("process workers, stealing: the idle process takes the short calls while a long one runs", async () => {
   const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
   try {
-    await pool.ready;
-    const order = [];
-    const track = (label, promise) => promise.then((v) => (order.push(label), v));
-    const long = track("long", pool.call.spin(["long", 1500]));
-    const other = track("other", pool.call.spin(["other", 30]));
-    const short = Array.from({ length: 60 }, (_, i) => track(`short${i}`, pool.call.add([i, 1])));
-    await within(Promise.all([long, other, ...short]), SETTLE_MS, "long and short calls");
+    const order = await finishOrder(pool, 1500, 30, 60);
     assert.equal(order.indexOf("long"), order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");

@@ -10,41 +10,24 @@
 //            sequential latency, payload sweep, CPU-bound scheduling
 //   scaling  start with job.threads, warm up, tiny calls
 //   startup  import the library, then time construction -> first call's result
-import { isMainThread } from "node:worker_threads";
 import { REPORT_POOLS, LoadError } from "./report-pools.mjs";
+import { jobRecord, runChild, firstLines } from "./child-job.mjs";
 import {
-  progress, tinyCalls, sequential, echoWindow, cpuBound, idleCpu, rssSampler, sleep, foreignLoad,
+  tinyCalls, sequential, echoWindow, cpuBound, idleCpu, rssSampler, sleep, foreignLoad,
 } from "./workloads.mjs";
 import { makePayloads } from "./payloads.mjs";
 
 const hrtime = process.hrtime.bigint;
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
-const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
 async function runJob(job, phase) {
   const def = REPORT_POOLS.find((p) => p.key === job.pool);
   const cfg = job.cfg;
   const log = (s) => process.stderr.write(`[${def.label}${job.kind === "scaling" ? ` x${job.threads}` : ""}] ${s}\n`);
-  const result = {
-    kind: job.kind, key: def.key, label: def.label, threads: job.threads, rep: job.rep,
-    status: "ok", error: null, mismatches: 0, firstMismatch: null, checked: 0,
-  };
-  const fail = (status, msg) => {
-    result.status = status;
-    result.error = msg;
-    log(msg);
-  };
-  const note = (r, workload, checked) => {
-    result.checked += checked;
-    if (r.mismatches > 0) {
-      result.mismatches += r.mismatches;
-      const f = r.firstMismatch;
-      const what = f.what ?? `returned ${JSON.stringify(f.got)}, expected ${JSON.stringify(f.expected)}`;
-      result.firstMismatch ??= { workload, call: f.i, what };
-      log(`ERROR: ${r.mismatches} wrong results in ${workload}; first: call ${f.i}: ${what}`);
-    }
-    return r;
-  };
+  const { result, fail, note } = jobRecord(
+    { kind: job.kind, key: def.key, label: def.label, threads: job.threads, rep: job.rep, checked: 0 },
+    log,
+  );
 
   phase("load");
   let make;
@@ -165,32 +148,4 @@ async function measure(job, cfg, pool, phase, log, note, result) {
   }
 }
 
-async function childMain(job) {
-  const send = (msg) => new Promise((res) => process.send(msg, () => res()));
-  const heartbeat = setInterval(() => {
-    process.send({ type: "progress", done: progress.done, total: progress.total });
-  }, 1000);
-  let result;
-  try {
-    result = await runJob(job, (p) => {
-      progress.done = progress.total = 0;
-      process.send({ type: "phase", phase: p });
-    });
-  } catch (err) {
-    result = { kind: job.kind, key: job.pool, status: "error", error: String(err.stack ?? err), mismatches: 0 };
-  }
-  clearInterval(heartbeat);
-  await send({ type: "result", result });
-  process.exit(0); // a broken pool's stray handle must not keep us alive
-}
-
-if (isMainThread) {
-  if (typeof process.send !== "function") {
-    console.error("report-child.mjs is started by `node bench/run.mjs --report`");
-    process.exit(2);
-  }
-  childMain(JSON.parse(process.argv[2])).catch((err) => {
-    console.error(err?.stack ?? err);
-    process.exit(1);
-  });
-}
+runChild("report-child.mjs", runJob, (job) => ({ kind: job.kind, key: job.pool }));

@@ -8,12 +8,11 @@
 // Jobs (job.kind):
 //   random   job.row of RANDOM_POOLS: warm up, then the random-load workload
 //   scaling  job.row of SCALING_CONFIGS: warm up, then tiny calls
-import { isMainThread } from "node:worker_threads";
 import { RANDOM_POOLS, SCALING_CONFIGS, LoadError, createKnitting, createPiscina, checkTopology } from "./sched-pools.mjs";
-import { progress, tinyCalls, randomPlan, randomLoad, foreignLoad } from "./workloads.mjs";
+import { tinyCalls, randomPlan, randomLoad, foreignLoad } from "./workloads.mjs";
+import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
-const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
 /** The random-load calls as rounds of work(): the plan's µs at the calibrated speed. */
 function planIters(cfg, seed, calls) {
@@ -27,24 +26,7 @@ async function runJob(job, phase) {
   const cfg = job.cfg;
   const name = `${row.label} x${job.threads}`;
   const log = (s) => process.stderr.write(`[${name}] ${s}\n`);
-  const result = {
-    kind: job.kind, row: row.key, threads: job.threads, status: "ok", error: null,
-    mismatches: 0, firstMismatch: null, topology: null,
-  };
-  const fail = (status, msg) => {
-    result.status = status;
-    result.error = msg;
-    log(msg);
-  };
-  const note = (r, workload) => {
-    if (r.mismatches > 0) {
-      result.mismatches += r.mismatches;
-      const f = r.firstMismatch;
-      result.firstMismatch ??= { workload, call: f.i, what: `returned ${JSON.stringify(f.got)}, expected ${f.expected}` };
-      log(`ERROR: ${r.mismatches} wrong results in ${workload}; first: call ${f.i}: ${result.firstMismatch.what}`);
-    }
-    return r;
-  };
+  const { result, fail, note } = jobRecord({ kind: job.kind, row: row.key, threads: job.threads, topology: null }, log);
 
   phase("load");
   let pool;
@@ -95,40 +77,8 @@ async function runJob(job, phase) {
   }
 
   phase("shutdown");
-  try {
-    await pool.close();
-  } catch (err) {
-    if (result.status === "ok") fail("error", `shutdown failed: ${firstLines(err.stack ?? err, 6)}`);
-  }
+  await closePool(pool, result, fail);
   return result;
 }
 
-async function childMain(job) {
-  const send = (msg) => new Promise((res) => process.send(msg, () => res()));
-  const heartbeat = setInterval(() => {
-    process.send({ type: "progress", done: progress.done, total: progress.total });
-  }, 1000);
-  let result;
-  try {
-    result = await runJob(job, (p) => {
-      progress.done = progress.total = 0;
-      process.send({ type: "phase", phase: p });
-    });
-  } catch (err) {
-    result = { kind: job.kind, row: job.row, threads: job.threads, status: "error", error: String(err.stack ?? err), mismatches: 0 };
-  }
-  clearInterval(heartbeat);
-  await send({ type: "result", result });
-  process.exit(0); // a broken pool's stray handle must not keep us alive
-}
-
-if (isMainThread) {
-  if (typeof process.send !== "function") {
-    console.error("sched-child.mjs is started by `node bench/run.mjs`");
-    process.exit(2);
-  }
-  childMain(JSON.parse(process.argv[2])).catch((err) => {
-    console.error(err?.stack ?? err);
-    process.exit(1);
-  });
-}
+runChild("sched-child.mjs", runJob, (job) => ({ kind: job.kind, row: job.row, threads: job.threads }));
