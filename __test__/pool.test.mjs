@@ -1,5 +1,6 @@
 import test from "node:test";
 import assert from "node:assert/strict";
+import { readdirSync, readlinkSync } from "node:fs";
 import { createPool, task, isMain } from "../index.mjs";
 import * as t from "./fixtures/tasks.mjs";
 
@@ -244,3 +245,29 @@ test("an inline (non-exported) function is rejected at createPool, naming the ke
     { name: "TypeError", message: /task "inlineSquare".*not defined in|task "inlineSquare".*not exported/ },
   );
 });
+
+test("pools shut down while their workers are still starting leave no file descriptor open", { skip: process.platform !== "linux" && "reads /proc/self/fd" }, async () => {
+  const fds = () => new Set(readdirSync("/proc/self/fd").map((fd) => `${fd} ${safeLink(fd)}`));
+  const warm = createPool({ threads: 1 })({ add: t.add });
+  await warm.call.add([1, 1]);
+  await warm.shutdown();
+  const before = fds();
+  // Shut down 20-60 ms after creation: the workers are importing their
+  // modules then (a terminate() in the middle of that read used to leave
+  // its descriptor open).
+  for (let i = 0; i < 60; i++) {
+    const pool = createPool({ threads: 1 + (i % 2) })({ add: t.add });
+    await new Promise((r) => setTimeout(r, 20 + ((i * 7) % 40)));
+    await pool.shutdown();
+  }
+  const leaked = [...fds()].filter((fd) => !before.has(fd) && !/\/proc\/\d+\/fd$|\(closed\)$/.test(fd));
+  assert.deepEqual(leaked, [], "descriptors opened by the pools and never closed");
+});
+
+function safeLink(fd) {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return "(closed)";
+  }
+}

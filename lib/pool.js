@@ -48,6 +48,10 @@ const LONG_WAIT_MS = 0.2;
 const DEFAULT_STALL_FREE_LOOPS = 64;
 const DEFAULT_MAX_BACKOFF_MS = 8;
 
+// How long close() lets a starting worker thread finish loading before it
+// terminates it anyway (see close()).
+const START_GRACE_MS = 2000;
+
 // Replacements in a row that may die while starting, with no error of
 // their own (terminated from outside), before the pool gives up on a lane.
 const MAX_SILENT_START_FAILURES = 3;
@@ -159,6 +163,7 @@ class Pool {
     this.workers = new Array(threads).fill(null);
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
+    this.started = new Array(threads).fill(null);
     this.startFailures = new Array(threads).fill(0);
     this.workerTasks = workerTable(table);
     this.bootstrap = options.worker.bootstrap
@@ -247,17 +252,23 @@ class Pool {
     });
     this.workers[lane] = worker;
     this.ready[lane] = false;
+    // Settles once the worker has loaded its modules (or failed, or exited):
+    // close() waits for it before terminating a worker thread (see there).
+    let markStarted;
+    this.started[lane] = new Promise((resolve) => (markStarted = resolve));
     const threadId = worker.threadId;
     const label = worker.pid !== undefined ? `pid ${worker.pid}` : `threadId ${threadId}`;
     let reported = null;
     worker.on("message", (msg) => {
       if (msg && msg.type === "ready") {
+        markStarted();
         this.ready[lane] = true;
         this.everReady[lane] = true;
         this.startFailures[lane] = 0;
         if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
         if (this.ready.every(Boolean)) this.readyResolve();
       } else if (msg && msg.type === "init-error") {
+        markStarted();
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
         this.fail(msg.error);
       }
@@ -267,6 +278,7 @@ class Pool {
       if (this.debug) this.debug("lifecycle", `worker ${lane} error: ${err && err.message}`);
     });
     worker.on("exit", (code, signal) => {
+      markStarted();
       if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
@@ -784,9 +796,26 @@ class Pool {
     this.readyReject(shutdownError());
     if (this.doorbell !== null) this.doorbell.close();
     if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
-    const exits = this.workers.filter((w) => w !== null).map((w) => w.terminate());
-    this.runtime.close();
-    return Promise.all(exits).then(() => undefined);
+    const exits = this.workers.map((worker, lane) => {
+      if (worker === null) return undefined;
+      // A worker thread terminated while Node is still reading its modules
+      // can leave that read's file descriptor open for good (pools shut
+      // down 20-60 ms after creation: 2-3 descriptors of the task modules
+      // left open over 400 pools, none once terminate waits for start-up).
+      // So a starting thread is ended once it has started, or after
+      // START_GRACE_MS; a process is killed at once (its descriptors go
+      // with it).
+      if (this.ready[lane] || worker.pid !== undefined) return worker.terminate();
+      let timer;
+      const grace = new Promise((resolve) => (timer = setTimeout(resolve, START_GRACE_MS)));
+      return Promise.race([this.started[lane], grace]).then(() => {
+        clearTimeout(timer);
+        return worker.terminate();
+      });
+    });
+    return Promise.all(exits).then(() => {
+      this.runtime.close();
+    });
   }
 }
 
