@@ -302,7 +302,7 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       // idle one (steal.rs, IDLE); it claims again when it is idle itself or
       // every worker is busy.
       if (asyncRunning !== 0 && claimant.othersIdle()) break;
-      const n = claimBatch === 1 ? ((claimed[0] = claimant.claim()) < 0 ? 0 : 1) : claimant.claimMany(claimBatch, claimed);
+      const n = claimant.claim(claimBatch, claimed);
       if (n === 0) {
         // Answers go out before this worker waits for more work.
         flushClaims();

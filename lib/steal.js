@@ -270,35 +270,13 @@ class Claimant extends StealGeometry {
   othersIdle() {
     return (Atomics.load(this.i32, this.idle) & ~this.bit) !== 0;
   }
-  /** Step 3: claims one call; returns its slot index, or -1. */
-  claim() {
-    const i32 = this.i32;
-    const lanes = this.regionLanes;
-    for (let i = 0, g = this.home; i < lanes; i++, g = g + 1 === lanes ? 0 : g + 1) {
-      let pending = Atomics.load(i32, this.pending + g);
-      let from = this.cursor[g];
-      while (pending !== 0) {
-        const b = nextBit(pending, from);
-        pending &= ~(1 << b);
-        from = b + 1;
-        const index = g * this.width + b;
-        if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
-          // Only the winner clears the bit (see steal.rs, step 3).
-          Atomics.and(i32, this.pending + g, ~(1 << b));
-          this.cursor[g] = b + 1;
-          return index;
-        }
-      }
-    }
-    return -1;
-  }
   /**
-   * Step 3 for up to `max` calls of one region lane at once: their slot
-   * indexes go to `out`; returns how many. One PENDING clear covers them
-   * all. Calls claimed together are run one after the other by this
-   * worker: the caller keeps `max` at 1 unless calls are short.
+   * Step 3: claims up to `max` calls of one region lane; their slot indexes
+   * go to `out`; returns how many. One PENDING clear covers them all. Calls
+   * claimed together are run one after the other by this worker: the caller
+   * keeps `max` at 1 unless calls are short.
    */
-  claimMany(max, out) {
+  claim(max, out) {
     const i32 = this.i32;
     const lanes = this.regionLanes;
     for (let i = 0, g = this.home; i < lanes; i++, g = g + 1 === lanes ? 0 : g + 1) {
