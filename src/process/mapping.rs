@@ -10,7 +10,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use once_cell::sync::Lazy;
 
@@ -25,6 +25,35 @@ pub fn is_cross_process(addr: *const u8) -> bool {
     let list = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());
     list.iter()
         .any(|&(start, end)| (start..end).contains(&addr))
+}
+
+/// Mappings handed out through [`share`], for [`holder_of`]. Weak: the
+/// registry never keeps a mapping alive.
+static SHARED: Lazy<Mutex<Vec<Weak<Mapping>>>> = Lazy::new(|| Mutex::new(Vec::new()));
+
+/// Wraps a mapping in the `Arc` its holders share, and registers it so that
+/// memory JS hands back (a view over one of its buffers) can be traced to
+/// it ([`holder_of`]).
+pub fn share(mapping: Mapping) -> Arc<Mapping> {
+    let arc = Arc::new(mapping);
+    let mut list = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    list.retain(|w| w.strong_count() > 0);
+    list.push(Arc::downgrade(&arc));
+    arc
+}
+
+/// The live shared mapping that contains all of `[addr, addr + len)`, if
+/// any: whoever keeps the returned `Arc` keeps those bytes mapped, whatever
+/// JS does with its buffers (a transfer or a collected buffer does not
+/// unmap them).
+pub fn holder_of(addr: *const u8, len: usize) -> Option<Arc<Mapping>> {
+    let start = addr as usize;
+    let end = start.checked_add(len)?;
+    let list = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter().filter_map(Weak::upgrade).find(|m| {
+        let base = m.base() as usize;
+        start >= base && end <= base + m.len()
+    })
 }
 
 /// Cross-process mappings this process holds right now (tests, stats).
@@ -130,6 +159,44 @@ pub fn file_len(fd: BorrowedFd<'_>) -> io::Result<usize> {
         return Err(os_error("fstat"));
     }
     usize::try_from(st.st_size).map_err(|_| io::Error::other("negative file size"))
+}
+
+/// `tmpfs` (`statfs(2)`): where memfds and `/dev/shm` objects live.
+const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+
+/// Checks, without taking it, that descriptor `fd` is what the host hands a
+/// worker process: an open regular file on tmpfs (a memfd), sealed against
+/// shrinking (so no process can cut the mapping short: a SIGBUS), of
+/// exactly `len` bytes. Only then may the caller take ownership of it.
+pub fn check_inherited(fd: libc::c_int, len: usize) -> Result<(), String> {
+    // SAFETY: `stat` is plain old data; fstat fills it or fails (EBADF for
+    // a closed number). No ownership is taken, nothing is closed.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: any descriptor number and a valid out-pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(format!("fstat: {}", io::Error::last_os_error()));
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("not a memory file".into());
+    }
+    // SAFETY: as for `stat`.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: an open descriptor (fstat succeeded) and a valid out-pointer.
+    if unsafe { libc::fstatfs(fd, &mut fs) } != 0 {
+        return Err(format!("fstatfs: {}", io::Error::last_os_error()));
+    }
+    if fs.f_type as libc::c_long != TMPFS_MAGIC {
+        return Err("not a memfd or shm object".into());
+    }
+    // SAFETY: fcntl on an open descriptor; F_GET_SEALS only reads.
+    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+    if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
+        return Err("not a sealed memfd".into());
+    }
+    if usize::try_from(st.st_size).ok() != Some(len) {
+        return Err(format!("{} bytes, {len} expected", st.st_size));
+    }
+    Ok(())
 }
 
 fn set_len(fd: &OwnedFd, len: usize) -> io::Result<()> {
@@ -328,6 +395,26 @@ mod tests {
         if !(b.base() as usize..b.base() as usize + 8192).contains(&(base as usize)) {
             assert!(!is_cross_process(base));
         }
+    }
+
+    #[test]
+    fn only_a_sealed_memfd_of_the_right_size_passes_as_inherited() {
+        let fd = create_memfd(8192).unwrap();
+        assert_eq!(check_inherited(fd.as_raw_fd(), 8192), Ok(()));
+        assert!(check_inherited(fd.as_raw_fd(), 4096).is_err(), "wrong size");
+        // An epoll descriptor (what libuv holds), a pipe, a closed number and
+        // an unsealed shm object are refused, and stay open.
+        // SAFETY: plain syscalls; results checked, descriptors closed below.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        assert!(ep >= 0);
+        assert!(check_inherited(ep, 8192).is_err());
+        // SAFETY: F_GETFD only reads the descriptor flags.
+        assert!(unsafe { libc::fcntl(ep, libc::F_GETFD) } >= 0, "left open");
+        // SAFETY: ours, closed once.
+        unsafe { libc::close(ep) };
+        assert!(check_inherited(ep, 8192).is_err(), "closed number");
+        let (_named, shm) = create_named("knt-test", 8192).unwrap();
+        assert!(check_inherited(shm.as_raw_fd(), 8192).is_err(), "not sealed");
     }
 
     #[test]

@@ -53,7 +53,7 @@ impl ProcessMemory {
     /// `mode`: "inherit" (an anonymous memfd) or "named" (a POSIX shm
     /// object `/<namePrefix>-<128 random bits>`, O_EXCL, mode 0600; call
     /// `unlink()` once every worker has opened it).
-    #[napi(factory)]
+    #[napi(factory, catch_unwind)]
     pub fn create(len: f64, mode: String, name_prefix: Option<String>) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
         let (fd, named) = match mode.as_str() {
@@ -76,30 +76,40 @@ impl ProcessMemory {
         };
         let mapping = Mapping::map(fd.as_fd(), len).map_err(|e| io_error("mmap", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
+            mapping: mapping::share(mapping),
             fd: Some(fd),
             named,
         })
     }
 
     /// Maps `len` bytes of descriptor `fd` (inherited from the host) and
-    /// closes the descriptor: the mapping keeps the memory.
-    #[napi(factory)]
-    pub fn open_fd(fd: i32, len: f64) -> Result<Self> {
+    /// closes the descriptor: the mapping keeps the memory. The descriptor
+    /// is taken (and closed) only once it is verified to be what the host
+    /// hands a worker: a sealed memfd of exactly `len` bytes. Any other
+    /// descriptor (stdio, libuv's own, a file) is refused and left open.
+    #[napi(factory, catch_unwind)]
+    pub fn open_fd(fd: f64, len: f64) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
+        let fd = crate::bindings::whole(fd, "fd", i32::MAX as u64)? as i32;
         // 0-2 are stdio: never take (and later close) one of those.
         if fd < 3 {
             return Err(invalid(format!(
                 "fd must be an inherited descriptor number (3 or more), got {fd}"
             )));
         }
-        // SAFETY: the host placed this descriptor in our table for us alone
-        // (spawn's stdio array); nothing else in this process owns it.
+        mapping::check_inherited(fd, len).map_err(|e| {
+            invalid(format!(
+                "descriptor {fd} is not the pool's shared memory ({e}); it was left open"
+            ))
+        })?;
+        // SAFETY: verified above to be an open sealed memfd of `len` bytes,
+        // which only the host's spawn puts in our table, for us alone: no
+        // other code in this process owns it.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
         let mapping = Mapping::map(owned.as_fd(), len)
             .map_err(|e| io_error("mmap of the inherited descriptor", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
+            mapping: mapping::share(mapping),
             fd: None,
             named: None,
         })
@@ -107,31 +117,31 @@ impl ProcessMemory {
 
     /// Opens and maps memory by name (a shm name, or a `/proc/<pid>/fd/<n>`
     /// path), then closes the descriptor.
-    #[napi(factory)]
+    #[napi(factory, catch_unwind)]
     pub fn open_named(name: String, len: f64) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
         let fd = mapping::open_named(&name).map_err(|e| io_error("opening shared memory", e))?;
         let mapping = Mapping::map(fd.as_fd(), len).map_err(|e| io_error("mmap", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
+            mapping: mapping::share(mapping),
             fd: None,
             named: None,
         })
     }
 
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn byte_length(&self) -> f64 {
         self.mapping.len() as f64
     }
 
     /// The host's descriptor (to place in a child's stdio array).
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn fd(&self) -> Option<i32> {
         self.fd.as_ref().map(|fd| fd.as_raw_fd())
     }
 
     /// The shm name while it is linked.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn name(&self) -> Option<String> {
         self.named
             .as_ref()
@@ -140,7 +150,7 @@ impl ProcessMemory {
 
     /// A path a process of this user can open the memory by after the name
     /// is gone (replacement workers in named mode).
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn proc_path(&self) -> Option<String> {
         self.fd
             .as_ref()
@@ -148,7 +158,7 @@ impl ProcessMemory {
     }
 
     /// Removes the shm name; the memory lives on. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn unlink(&mut self) -> Result<()> {
         if let Some(named) = self.named.as_mut() {
             named.unlink().map_err(|e| io_error("shm_unlink", e))?;
@@ -158,7 +168,7 @@ impl ProcessMemory {
 
     /// Unlinks the name and closes the descriptor (the host, at shutdown).
     /// Mappings stay until every buffer over them is collected.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&mut self) -> Result<()> {
         let unlinked = self.unlink();
         self.fd = None;
@@ -168,11 +178,11 @@ impl ProcessMemory {
     /// An external ArrayBuffer over `[offset, offset + len)` of the mapping.
     /// Create one per range and keep it: V8 refuses two buffers over the
     /// same bytes in one isolate.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn buffer<'env>(&self, env: &'env Env, offset: f64, len: f64) -> Result<ArrayBuffer<'env>> {
         let len = byte_len(len, "buffer length")?;
         let total = self.mapping.len();
-        let offset = offset as usize;
+        let offset = crate::bindings::whole(offset, "buffer offset", isize::MAX as u64)?;
         if !offset.is_multiple_of(64) || offset.checked_add(len).is_none_or(|end| end > total) {
             return Err(invalid(format!(
                 "buffer [{offset}, +{len}) must start on a 64-byte boundary inside the {total}-byte mapping"
@@ -198,14 +208,16 @@ impl ProcessMemory {
 
     /// Wakes up to `count` waiters (in any process) on word `index` of the
     /// mapping: the host's wake of a parked process worker.
-    #[napi]
-    pub fn wake(&self, index: u32, count: u32) -> Result<u32> {
+    #[napi(catch_unwind)]
+    pub fn wake(&self, index: f64, count: f64) -> Result<u32> {
+        let index = crate::bindings::whole_u32(index, "index")?;
+        let count = crate::bindings::whole_u32(count, "count")?;
         let woken = wake_word(&self.mapping, index as usize, count).map_err(invalid)?;
         Ok(woken as u32)
     }
 
     /// Cross-process mappings this process holds (tests).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn live_mappings() -> u32 {
         mapping::live_mappings() as u32
     }
@@ -222,7 +234,7 @@ pub struct WordWaiterHandle {
 
 #[napi]
 impl WordWaiterHandle {
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         memory: &ProcessMemory,
         on_moved: Function<'_, (), Unknown<'static>>,
@@ -241,15 +253,15 @@ impl WordWaiterHandle {
         Ok(Self { waiter })
     }
 
-    #[napi]
-    pub fn park(&self, index: u32, value: i32) -> Result<()> {
-        self.waiter
-            .park(index as usize, value as u32)
-            .map_err(invalid)
+    #[napi(catch_unwind)]
+    pub fn park(&self, index: f64, value: f64) -> Result<()> {
+        let index = crate::bindings::whole_u32(index, "index")?;
+        let value = crate::bindings::word_value(value, "value")?;
+        self.waiter.park(index as usize, value).map_err(invalid)
     }
 
     /// Stops the thread. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&mut self) {
         self.waiter.stop();
     }
