@@ -5,6 +5,10 @@
 
 const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
+const { regionCorruptError } = require("./errors.js");
+
+const L = native.layout();
+const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 
 class PayloadRegion {
   /** `format`: true on the host, which creates the region. */
@@ -23,6 +27,7 @@ class PayloadRegion {
       try {
         result = this.arena.alloc(bytes.length);
       } catch (err) {
+        if (err && err.code === "KNT_REGION_CORRUPT") throw err;
         throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payloadMaxByteLength ${this.max})`, err);
       }
       if (result >= 0) {
@@ -58,6 +63,43 @@ class PayloadRegion {
     } finally {
       this.arena.free(offset);
     }
+  }
+
+  /**
+   * Decodes a value a slot describes: `length` bytes inline at `at` of the
+   * control region `control` when `ext` is NO_EXT, else at offset `ext` of
+   * this region (whose block is then freed). The words come from shared
+   * memory that task code can write: a length or offset that makes no sense
+   * throws a KNT_REGION_CORRUPT error for this value, nothing else.
+   */
+  readSlot(control, at, length, ext) {
+    if (ext === NO_EXT) {
+      if (length < 0 || length > L.inlineBytes) throw regionCorruptError(`a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`);
+      return decodeOrCorrupt(control, at, length);
+    }
+    const offset = ext >>> 0;
+    if (length < 0 || offset + length > this.u8.length) {
+      // Not a block of this region: nothing to decode, nothing to free.
+      throw regionCorruptError(`a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`);
+    }
+    try {
+      return decodeOrCorrupt(this.u8, offset, length);
+    } finally {
+      // Throws KNT_REGION_CORRUPT when `offset` is not a live block.
+      this.arena.free(offset);
+    }
+  }
+}
+
+/** `decode`, whose "corrupt payload" errors name the cause. */
+function decodeOrCorrupt(source, offset, length) {
+  try {
+    return decode(source, offset, length);
+  } catch (err) {
+    if (err instanceof RangeError && /corrupt payload|needs a Uint8Array source/.test(err.message)) {
+      throw regionCorruptError(`a value read from shared memory does not decode (${err.message})`, err);
+    }
+    throw err;
   }
 }
 

@@ -12,12 +12,12 @@ const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { HostSubmit } = require("./steal.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline-lane.js");
-const { Encoder, decode } = require("./codec.js");
+const { Encoder } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
-const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
+const { regionCorruptError, shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 
 const WORKER_MARK = "__knittingNativeWorker";
@@ -737,9 +737,9 @@ class Pool {
     const len = i32[w + 2];
     const ext = i32[w + 3];
     if (call === null || id !== call.id) {
-      const err = new Error(
-        `knitting-native: internal error: lane ${lane.lane} slot ${slot} answered call ${id}, expected ${call ? call.id : "none"}`,
-      );
+      // The worker writes the id back; only a write into shared memory
+      // (task code) makes it differ.
+      const err = regionCorruptError(`slot ${slot} answered call ${id}, expected ${call ? call.id : "none"}`);
       if (call !== null) this.finish(call, false, err);
       else process.emitWarning(err);
       return;
@@ -753,7 +753,7 @@ class Pool {
     }
     let value;
     try {
-      value = ext === NO_EXT ? decode(this.u8, lane.slotPayload(slot), len) : this.payload.read(ext >>> 0, len);
+      value = this.payload.readSlot(this.u8, lane.slotPayload(slot), len, ext);
     } catch (err) {
       this.finish(call, false, err);
       return;

@@ -9,7 +9,8 @@
 const native = require("./native.js");
 const { L, WorkerLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { Claimant } = require("./steal.js");
-const { Encoder, decode } = require("./codec.js");
+const { Encoder } = require("./codec.js");
+const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion } = require("./payload.js");
 const { registry } = require("./task.js");
 
@@ -191,13 +192,14 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     try {
       let arg;
       if (ext === NO_EXT) {
-        arg = decode(u8, port.slotPayload(slot), len);
+        arg = payload.readSlot(u8, port.slotPayload(slot), len, NO_EXT);
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
         i32[w + 3] = NO_EXT;
-        arg = payload.read(ext >>> 0, len);
+        arg = payload.readSlot(u8, 0, len, ext);
       }
+      if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
       result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);

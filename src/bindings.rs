@@ -70,7 +70,9 @@ fn corrupt(env: &Env, message: &str) -> Error {
         env,
         ErrorKind::Plain,
         REGION_CORRUPT,
-        &format!("knitting-native: {message} (task code may have written into the pool's shared memory)"),
+        &format!(
+            "knitting-native: {message} (task code may have written into the pool's shared memory)"
+        ),
     )
 }
 
@@ -102,7 +104,11 @@ pub(crate) fn word_value(value: f64, what: &str) -> Result<u32> {
         && value >= f64::from(i32::MIN)
         && value <= f64::from(u32::MAX)
     {
-        Ok(if value < 0.0 { value as i32 as u32 } else { value as u32 })
+        Ok(if value < 0.0 {
+            value as i32 as u32
+        } else {
+            value as u32
+        })
     } else {
         Err(invalid(format!(
             "{what} must be a 32-bit integer, got {value}"
@@ -512,14 +518,29 @@ impl HostDoorbell {
     ) -> Result<Self> {
         let held = check_control(view)?;
         let bell = Doorbell::new(Arc::clone(&held.memory)).map_err(invalid)?;
+        // One ring in the queue at a time: task code that stores ARMED and
+        // moves COUNTER in a loop would otherwise grow the (unbounded) queue
+        // faster than the host drains it. A ring skipped while one is queued
+        // loses nothing: the queued one drains everything published so far.
+        let queued = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let dequeued = Arc::clone(&queued);
         let tsfn = on_ring
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
-            .build_callback(|_ctx| Ok(()))?;
+            .build_callback(move |_ctx| {
+                // SeqCst: cleared before the host's drain runs, so a ring
+                // after this point queues another call.
+                dequeued.store(false, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            })?;
         let dispatcher = Dispatcher::start(bell, move || {
-            // NonBlocking: the waiter must never stall on a busy loop; the
-            // queue is unbounded and holds at most one entry per arming.
-            tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            // NonBlocking: the waiter must never stall on a busy loop.
+            if !queued.swap(true, std::sync::atomic::Ordering::SeqCst)
+                && tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok
+            {
+                // Not queued (closing): the next ring may try again.
+                queued.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
         })
         .map_err(|e| Error::from_reason(format!("cannot start the doorbell thread: {e}")))?;
         let dispatcher = Arc::new(Mutex::new(Some(dispatcher)));
@@ -640,7 +661,7 @@ impl PayloadArena {
     /// buffer's `maxByteLength` (the address range V8 reserved for it).
     /// `format` is true for the one isolate that creates the region.
     #[napi(constructor, catch_unwind)]
-    pub fn new(view: SharedView, max_byte_length: f64, format: bool) -> Result<Self> {
+    pub fn new(env: &Env, view: SharedView, max_byte_length: f64, format: bool) -> Result<Self> {
         let held = Held::new(view, payload::HEADER_BYTES)?;
         let max_len = whole(max_byte_length, "maxByteLength", isize::MAX as u64)?;
         if max_len < held.memory.len() {
@@ -657,8 +678,9 @@ impl PayloadArena {
             // as the arena (both live in this object).
             unsafe { Arena::init(base, committed, max_len) }
         } else {
-            // SAFETY: as above; the region was formatted by the host.
-            unsafe { Arena::attach(base, committed, max_len) }.map_err(invalid)?
+            // SAFETY: as above; the region was formatted by the host (a
+            // header that says otherwise was overwritten: corrupt).
+            unsafe { Arena::attach(base, committed, max_len) }.map_err(|e| corrupt(env, &e))?
         };
         Ok(Self { arena, held })
     }

@@ -91,7 +91,12 @@ pub enum WaitEnd {
 
 /// `futex(word, op, expected, timeout)` for a FUTEX_WAIT `op`.
 #[cfg(target_os = "linux")]
-fn futex_wait(word: &AtomicU32, expected: u32, op: libc::c_int, timeout: Option<Duration>) -> WaitEnd {
+fn futex_wait(
+    word: &AtomicU32,
+    expected: u32,
+    op: libc::c_int,
+    timeout: Option<Duration>,
+) -> WaitEnd {
     let spec = timeout.map(|t| libc::timespec {
         tv_sec: t.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
         tv_nsec: t.subsec_nanos() as libc::c_long,
@@ -127,7 +132,12 @@ fn futex_wait(word: &AtomicU32, expected: u32, op: libc::c_int, timeout: Option<
 /// futex is what `atomic_wait::wake_*` wake, so the two mix.
 #[cfg(target_os = "linux")]
 fn wait_private(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
-    futex_wait(word, expected, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, Some(timeout))
+    futex_wait(
+        word,
+        expected,
+        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+        Some(timeout),
+    )
 }
 
 /// `FUTEX_WAIT` (shared) on `word` while it holds `expected`, for at most

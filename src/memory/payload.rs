@@ -193,7 +193,8 @@ pub enum AllocError {
     /// that is not initialised or whose header is corrupt.)
     TooLarge { requested: usize, max: usize },
     /// The region's shared state is inconsistent (task code wrote into it,
-    /// or a process died holding its lock): nothing was allocated.
+    /// or a process died holding its lock): nothing was allocated. The text
+    /// says what was found.
     Corrupt(&'static str),
 }
 
@@ -218,7 +219,7 @@ impl fmt::Display for AllocError {
                     "payload region is full (could not place {requested} bytes)"
                 )
             }
-            AllocError::Corrupt(why) => write!(f, "payload region is corrupt: {why}"),
+            AllocError::Corrupt(why) => write!(f, "{why}"),
         }
     }
 }
@@ -435,7 +436,9 @@ impl Arena {
             ));
         }
         let bounds = bounds_of(base);
-        bounds.known.fetch_max(mapped.min(max_len), Ordering::AcqRel);
+        bounds
+            .known
+            .fetch_max(mapped.min(max_len), Ordering::AcqRel);
         let arena = Arena {
             base,
             max_len,
@@ -525,10 +528,10 @@ impl Arena {
             });
         }
         let _guard = self.lock().map_err(AllocError::Corrupt)?;
-        let st = self
-            .snapshot()
-            .map_err(|_| AllocError::Corrupt("its header is inconsistent"))?;
-        let corrupt = AllocError::Corrupt("its top of carved space is misplaced");
+        let st = self.snapshot().map_err(|_| {
+            AllocError::Corrupt("payload region is corrupt: its header is inconsistent")
+        })?;
+        let corrupt = AllocError::Corrupt("payload region is corrupt: its top is misplaced");
 
         // First fit over the address-ordered free list.
         let mut prev: Option<Blk> = None;
@@ -856,11 +859,17 @@ impl Arena {
             match word.swap(2, Ordering::Acquire) {
                 0 => return Ok(()),
                 1 | 2 => {}
-                _ => return Err("payload region is corrupt: its lock word holds an impossible value"),
+                _ => {
+                    return Err(
+                        "payload region is corrupt: its lock word holds an impossible value",
+                    )
+                }
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err("payload region is corrupt: its lock was held for too long (see LOCK_PATIENCE)");
+                return Err(
+                    "payload region is corrupt: its lock was held for longer than any holder could (2 s)",
+                );
             }
             scope.wait_timeout(word, 2, left);
         }
@@ -1382,7 +1391,10 @@ mod tests {
         let len = r.len();
         let base = r.base();
         // SAFETY: the buffer is `len` bytes and outlives the call.
-        assert!(unsafe { Arena::attach(base, len, len) }.is_err(), "no magic yet");
+        assert!(
+            unsafe { Arena::attach(base, len, len) }.is_err(),
+            "no magic yet"
+        );
         // SAFETY: as above.
         assert!(unsafe { Arena::attach(ptr::null_mut(), len, len) }.is_err());
         // SAFETY: as above; misaligned base is rejected before any access.
@@ -1473,11 +1485,17 @@ mod tests {
         unsafe { ptr::write_bytes(base.add(64 * KIB), 0xA5, MIB - 64 * KIB) };
         let x = a.alloc(40 * KIB).unwrap();
         assert!(x + 40 * KIB <= 64 * KIB);
-        assert!(matches!(a.alloc(40 * KIB), Err(AllocError::NeedGrow { .. })));
+        assert!(matches!(
+            a.alloc(40 * KIB),
+            Err(AllocError::NeedGrow { .. })
+        ));
         assert!(a.committed() <= 64 * KIB);
         // SAFETY: in bounds of the Vec.
         let tail = unsafe { std::slice::from_raw_parts(base.add(64 * KIB), MIB - 64 * KIB) };
-        assert!(tail.iter().all(|&b| b == 0xA5), "wrote past the known length");
+        assert!(
+            tail.iter().all(|&b| b == 0xA5),
+            "wrote past the known length"
+        );
         // A freed offset past the known length is refused, not followed.
         assert!(a.free(512 * KIB).is_err());
         // Once more memory is known accessible, it is used.
@@ -1500,7 +1518,10 @@ mod tests {
         assert!(a.free(HEADER_BYTES + BLOCK_HEADER).is_err());
         assert!(a.extend(MIB).is_err());
         assert_eq!(a.stats(), ArenaStats::default());
-        assert!(t0.elapsed() < LOCK_PATIENCE, "a known-corrupt region fails at once");
+        assert!(
+            t0.elapsed() < LOCK_PATIENCE,
+            "a known-corrupt region fails at once"
+        );
         // A fresh format clears the mark.
         drop(a);
         let b = r.init(MIB);

@@ -310,12 +310,87 @@ impl Drop for NamedObject {
     }
 }
 
-/// A new POSIX shared-memory object `/<prefix>-<random>` of `len` bytes,
-/// created exclusively (`O_EXCL`: never an existing object someone planted)
-/// with mode 0600. Returns its name (unlinked on drop) and descriptor.
+/// This process's pid namespace (the inode of `/proc/self/ns/pid`), so that
+/// a pid in a name is only ever compared with pids of the same namespace.
+fn pid_namespace() -> u64 {
+    std::fs::metadata("/proc/self/ns/pid")
+        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+        .unwrap_or(0)
+}
+
+/// The parts of a name this module made: `/<prefix>-<pidns>-<pid>-<32 hex>`
+/// for a valid `prefix`; `None` for any other name.
+pub fn parse_name(name: &str) -> Option<(&str, u64, u32)> {
+    let rest = name.strip_prefix('/')?;
+    let mut parts = rest.rsplitn(4, '-');
+    let random = parts.next()?;
+    let pid = parts.next()?.parse::<u32>().ok()?;
+    let ns = parts.next()?.parse::<u64>().ok()?;
+    let prefix = parts.next()?;
+    let hex = random.len() == 32 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && check_prefix(prefix).is_ok()).then_some((prefix, ns, pid))
+}
+
+/// Whether process `pid` (of this pid namespace) is gone.
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Removes names with `prefix` left in `/dev/shm` by a creator that is gone
+/// (killed before its workers mapped the memory, so nobody unlinked it):
+/// only names of this module's form, of this pid namespace, owned by this
+/// user, whose creator pid no longer exists. Returns how many it removed.
+/// Best effort: an unreadable directory removes nothing.
+pub fn sweep_stale(prefix: &str) -> usize {
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return 0;
+    };
+    let ns = pid_namespace();
+    let me = std::process::id();
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let mut removed = 0;
+    for entry in dir.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else { continue };
+        let name = format!("/{file}");
+        let Some((p, n, pid)) = parse_name(&name) else {
+            continue;
+        };
+        if p != prefix || n != ns || pid == me || !process_gone(pid) {
+            continue;
+        }
+        let owned = entry
+            .metadata()
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == uid)
+            .unwrap_or(false);
+        if owned && unlink_named(&name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A new POSIX shared-memory object `/<prefix>-<pidns>-<pid>-<random>` of
+/// `len` bytes, created exclusively (`O_EXCL`: never an existing object
+/// someone planted) with mode 0600. Returns its name (unlinked on drop) and
+/// descriptor. The creator's pid in the name lets a later start remove the
+/// name if this process is killed before anyone unlinks it
+/// ([`sweep_stale`], which runs first).
 pub fn create_named(prefix: &str, len: usize) -> io::Result<(NamedObject, OwnedFd)> {
     check_prefix(prefix).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
-    let name = format!("/{prefix}-{}", random_suffix()?);
+    sweep_stale(prefix);
+    let name = format!(
+        "/{prefix}-{}-{}-{}",
+        pid_namespace(),
+        std::process::id(),
+        random_suffix()?
+    );
     let c = c_name(&name)?;
     // SAFETY: a valid C string; the result is checked.
     let raw = unsafe {
@@ -414,7 +489,10 @@ mod tests {
         unsafe { libc::close(ep) };
         assert!(check_inherited(ep, 8192).is_err(), "closed number");
         let (_named, shm) = create_named("knt-test", 8192).unwrap();
-        assert!(check_inherited(shm.as_raw_fd(), 8192).is_err(), "not sealed");
+        assert!(
+            check_inherited(shm.as_raw_fd(), 8192).is_err(),
+            "not sealed"
+        );
     }
 
     #[test]
@@ -442,7 +520,11 @@ mod tests {
         // SAFETY: valid C string and out-pointer.
         assert_eq!(unsafe { libc::stat(c.as_ptr(), &mut st) }, 0);
         assert_eq!(st.st_mode & 0o777, 0o600);
-        assert_eq!(name.len(), "/knt-test-".len() + 32);
+        let (prefix, ns, pid) = parse_name(&name).unwrap();
+        assert_eq!(
+            (prefix, ns, pid),
+            ("knt-test", pid_namespace(), std::process::id())
+        );
 
         let a = Mapping::map(fd.as_fd(), 4096).unwrap();
         let other = open_named(&name).unwrap();
@@ -461,6 +543,44 @@ mod tests {
         // The memory outlives its name while mapped.
         word(&b, 3).store(8, Ordering::SeqCst);
         assert_eq!(word(&a, 3).load(Ordering::SeqCst), 8);
+    }
+
+    #[test]
+    fn stale_names_of_dead_creators_are_swept() {
+        // A name "created" by a process that is gone (a child that exited),
+        // one by this live process, and one of another form.
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        let mut child = child;
+        child.wait().unwrap();
+        let ns = pid_namespace();
+        let prefix = format!("knt-sweep-{}", std::process::id());
+        let stale = format!("/{prefix}-{ns}-{dead}-{}", random_suffix().unwrap());
+        let other = format!("/{prefix}-x-{dead}-{}", random_suffix().unwrap());
+        for name in [&stale, &other] {
+            let c = c_name(name).unwrap();
+            // SAFETY: a valid C string; the descriptor is closed at once.
+            let fd = unsafe {
+                libc::shm_open(
+                    c.as_ptr(),
+                    libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                    0o600,
+                )
+            };
+            assert!(fd >= 0);
+            // SAFETY: ours.
+            unsafe { libc::close(fd) };
+        }
+        let (live, _fd) = create_named(&prefix, 4096).unwrap();
+        let exists = |n: &str| Path::new(&format!("/dev/shm{n}")).exists();
+        assert!(!exists(&stale), "the dead creator's name was swept");
+        assert!(exists(live.name().unwrap()), "a live creator's name stays");
+        assert!(
+            exists(&other),
+            "a name of another form is not ours to remove"
+        );
+        assert_eq!(sweep_stale(&prefix), 0);
+        unlink_named(&other).unwrap();
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! lets go.
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use once_cell::sync::Lazy;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -36,6 +39,30 @@ fn byte_len(len: f64, what: &str) -> Result<usize> {
     Ok(len as usize)
 }
 
+/// Descriptors this process's `ProcessMemory` objects own (the host's).
+/// `openFd` refuses them: taking one would close it twice.
+static HOST_FDS: Lazy<Mutex<HashSet<i32>>> = Lazy::new(|| Mutex::new(HashSet::new()));
+
+/// A descriptor a `ProcessMemory` owns, registered in `HOST_FDS` while open.
+struct HostFd(OwnedFd);
+
+impl HostFd {
+    fn new(fd: OwnedFd) -> Self {
+        let mut set = HOST_FDS.lock().unwrap_or_else(|e| e.into_inner());
+        set.insert(fd.as_raw_fd());
+        Self(fd)
+    }
+}
+
+impl Drop for HostFd {
+    fn drop(&mut self) {
+        // Unregistered while still open: the number cannot have been
+        // reused by then.
+        let mut set = HOST_FDS.lock().unwrap_or_else(|e| e.into_inner());
+        set.remove(&self.0.as_raw_fd());
+    }
+}
+
 /// Memory shared with worker processes. The host creates it (`create`); a
 /// worker opens it (`openFd` for an inherited descriptor, `openNamed` for a
 /// name).
@@ -44,7 +71,7 @@ pub struct ProcessMemory {
     mapping: Arc<Mapping>,
     /// The host keeps the descriptor: replacement workers inherit it, or
     /// reopen it through `/proc/<pid>/fd/<n>` (`procPath`).
-    fd: Option<OwnedFd>,
+    fd: Option<HostFd>,
     named: Option<NamedObject>,
 }
 
@@ -77,7 +104,7 @@ impl ProcessMemory {
         let mapping = Mapping::map(fd.as_fd(), len).map_err(|e| io_error("mmap", e))?;
         Ok(Self {
             mapping: mapping::share(mapping),
-            fd: Some(fd),
+            fd: Some(HostFd::new(fd)),
             named,
         })
     }
@@ -95,6 +122,15 @@ impl ProcessMemory {
         if fd < 3 {
             return Err(invalid(format!(
                 "fd must be an inherited descriptor number (3 or more), got {fd}"
+            )));
+        }
+        let owned_here = HOST_FDS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&fd);
+        if owned_here {
+            return Err(invalid(format!(
+                "descriptor {fd} belongs to this process's own shared memory; it was left open"
             )));
         }
         mapping::check_inherited(fd, len).map_err(|e| {
@@ -137,7 +173,7 @@ impl ProcessMemory {
     /// The host's descriptor (to place in a child's stdio array).
     #[napi(getter, catch_unwind)]
     pub fn fd(&self) -> Option<i32> {
-        self.fd.as_ref().map(|fd| fd.as_raw_fd())
+        self.fd.as_ref().map(|fd| fd.0.as_raw_fd())
     }
 
     /// The shm name while it is linked.
@@ -154,7 +190,7 @@ impl ProcessMemory {
     pub fn proc_path(&self) -> Option<String> {
         self.fd
             .as_ref()
-            .map(|fd| format!("/proc/{}/fd/{}", std::process::id(), fd.as_raw_fd()))
+            .map(|fd| format!("/proc/{}/fd/{}", std::process::id(), fd.0.as_raw_fd()))
     }
 
     /// Removes the shm name; the memory lives on. Idempotent.
@@ -214,6 +250,15 @@ impl ProcessMemory {
         let count = crate::bindings::whole_u32(count, "count")?;
         let woken = wake_word(&self.mapping, index as usize, count).map_err(invalid)?;
         Ok(woken as u32)
+    }
+
+    /// Removes shm name `name` if it has the form this module gives names
+    /// (`/<prefix>-<pidns>-<pid>-<random>`); any other name is left alone.
+    /// A worker process calls it when its host is gone before unlinking
+    /// the name. True when it removed the name.
+    #[napi(catch_unwind)]
+    pub fn unlink_name(name: String) -> bool {
+        mapping::parse_name(&name).is_some() && mapping::unlink_named(&name).is_ok()
     }
 
     /// Cross-process mappings this process holds (tests).
