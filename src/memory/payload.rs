@@ -1391,20 +1391,16 @@ mod tests {
         let len = r.len();
         let base = r.base();
         // SAFETY: the buffer is `len` bytes and outlives the call.
-        assert!(
-            unsafe { Arena::attach(base, len, len) }.is_err(),
-            "no magic yet"
-        );
+        let unformatted = unsafe { Arena::attach(base, len, len) };
+        assert!(unformatted.is_err(), "no magic yet");
         // SAFETY: as above.
         assert!(unsafe { Arena::attach(ptr::null_mut(), len, len) }.is_err());
         // SAFETY: as above; misaligned base is rejected before any access.
         assert!(unsafe { Arena::attach(base.add(4), len - 8, len - 8) }.is_err());
         let _a = r.init(64 * KIB);
         // SAFETY: as above.
-        assert!(
-            unsafe { Arena::attach(base, len / 2, len / 2) }.is_err(),
-            "smaller max_len"
-        );
+        let smaller = unsafe { Arena::attach(base, len / 2, len / 2) };
+        assert!(smaller.is_err(), "smaller max_len");
         // SAFETY: as above.
         assert!(unsafe { Arena::attach(base, 10, 10) }.is_err());
         // SAFETY: as above.

@@ -416,10 +416,11 @@ pub fn create_named(prefix: &str, len: usize) -> io::Result<(NamedObject, OwnedF
 pub fn open_named(name: &str) -> io::Result<OwnedFd> {
     let c = c_name(name)?;
     let flags = libc::O_RDWR | libc::O_CLOEXEC;
-    // SAFETY: a valid C string; the results are checked.
     let raw = if name.starts_with("/proc/") {
+        // SAFETY: a valid C string; the result is checked.
         unsafe { libc::open(c.as_ptr(), flags) }
     } else {
+        // SAFETY: as above.
         unsafe { libc::shm_open(c.as_ptr(), flags, 0) }
     };
     if raw < 0 {
@@ -499,11 +500,8 @@ mod tests {
     fn memfd_is_sealed_and_longer_maps_are_refused() {
         let fd = create_memfd(4096).unwrap();
         // SAFETY: an open descriptor we own.
-        assert_ne!(
-            unsafe { libc::ftruncate(fd.as_raw_fd(), 0) },
-            0,
-            "shrink is sealed"
-        );
+        let shrunk = unsafe { libc::ftruncate(fd.as_raw_fd(), 0) };
+        assert_ne!(shrunk, 0, "shrink is sealed");
         assert!(Mapping::map(fd.as_fd(), 8192).is_err());
         assert!(Mapping::map(fd.as_fd(), 0).is_err());
     }

@@ -8,8 +8,8 @@
 //! unmapped when the last holder (JS buffer, waiter thread, this object)
 //! lets go.
 
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::collections::HashSet;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 
 use once_cell::sync::Lazy;
