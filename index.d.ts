@@ -601,6 +601,8 @@ export interface PoolOptions {
  *   worker was terminated and replaced.
  * - `"KNT_ABORT_SIGNALS_EXHAUSTED"`: more abort-aware calls in flight than
  *   `abortSignalCapacity` (the error is a `RangeError`).
+ * - `"KNT_REGION_CORRUPT"`: a word the call needed, read from the pool's
+ *   shared memory, made no sense (task code wrote into that memory).
  */
 export type KnittingErrorCode =
   | "KNT_ERROR_0"
@@ -611,7 +613,8 @@ export type KnittingErrorCode =
   | "KNT_WORKER_EXIT"
   | "KNT_TASK_TIMEOUT"
   | "KNT_HARD_TIMEOUT"
-  | "KNT_ABORT_SIGNALS_EXHAUSTED";
+  | "KNT_ABORT_SIGNALS_EXHAUSTED"
+  | "KNT_REGION_CORRUPT";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or
