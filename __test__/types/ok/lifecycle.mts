@@ -248,6 +248,7 @@ type _codes = Assert<Equal<
   KnittingErrorCode,
   | "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3"
   | "KNT_POOL_SHUTDOWN" | "KNT_WORKER_EXIT" | "KNT_TASK_TIMEOUT" | "KNT_HARD_TIMEOUT" | "KNT_ABORT_SIGNALS_EXHAUSTED"
+  | "KNT_REGION_CORRUPT"
 >>;
 try {
   await pool.call.add([1, 2]);
