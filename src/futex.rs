@@ -40,16 +40,6 @@ impl Scope {
         Scope::Private
     }
 
-    /// Blocks while `word` holds `expected` (or until a spurious wake).
-    pub fn wait(self, word: &AtomicU32, expected: u32) {
-        match self {
-            Scope::Private => atomic_wait::wait(word, expected),
-            Scope::Shared => {
-                wait_shared(word, expected, None);
-            }
-        }
-    }
-
     /// Blocks while `word` holds `expected`, for at most `timeout` (or
     /// until a spurious wake). Every wait on a word that task code can
     /// write needs an end: such a word may never move again.
