@@ -360,7 +360,8 @@ export type ProcessSharedMemory =
   | {
       mode: "named";
       /**
-       * Start of the POSIX shm name (`/<namePrefix>-<32 random hex digits>`):
+       * Start of the POSIX shm name
+       * (`/<namePrefix>-<pid namespace>-<host pid>-<32 random hex digits>`):
        * 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
        * @default "knitting-native"
        */
@@ -389,7 +390,9 @@ export interface WorkerOptions {
    * Runtime "process": `"inherit"` maps an anonymous memfd that each child
    * inherits as a file descriptor; `{ mode: "named" }` creates a POSIX shm
    * object (exclusive, mode 0600, unguessable name) that children reopen by
-   * name, unlinked as soon as every starting worker has mapped it.
+   * name, unlinked as soon as every starting worker has mapped it (by the
+   * workers if the host dies first, or by the next named pool with the same
+   * prefix if it dies before any worker got the name).
    * @default "inherit"
    */
   processSharedMemory?: ProcessSharedMemory;
