@@ -607,7 +607,7 @@ class Encoder {
       }
     }
     return codecError(RangeError, CODEC_ERRORS.LIMIT,
-      `knitting-native: payload of ${size} bytes exceeds maxPayloadBytes (${this.maxPayloadBytes})`);
+      `knitting-native: payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes})`);
   }
 }
 

@@ -23,7 +23,7 @@ class PayloadRegion {
       try {
         result = this.arena.alloc(bytes.length);
       } catch (err) {
-        throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payloadMaxByteLength ${this.max})`, err);
+        throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payload.payloadMaxByteLength ${this.max})`, err);
       }
       if (result >= 0) {
         this.u8.set(bytes, result);
@@ -32,7 +32,7 @@ class PayloadRegion {
       const need = -result;
       if (need > this.max) {
         throw limitError(
-          `payload region is full: ${bytes.length} more bytes would need ${need} of payloadMaxByteLength ${this.max} (other large payloads are in flight)`,
+          `payload region is full: ${bytes.length} more bytes would need ${need} of payload.payloadMaxByteLength ${this.max} (other large payloads are in flight)`,
         );
       }
       this.grow(need);

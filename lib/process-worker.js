@@ -6,6 +6,7 @@
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
+require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
@@ -16,7 +17,7 @@ function report(message) {
     process.send(message);
   } catch {
     const error = message.error;
-    process.send({ type: message.type, error: new Error(String(error && error.message ? error.message : error)) });
+    process.send({ type: message.type, code: message.code, error: new Error(String(error && error.message ? error.message : error)) });
   }
 }
 

@@ -30,7 +30,8 @@ const STATUS_THROWN = 1;
 //   spin 200 µs: 2.2-2.9 M calls/s, sequential p50 1.2 µs (longer CPU burn when idle)
 // The same loop with a pure JS spin of 2,000 polls gave 0.8-1.5 M calls/s and
 // a p50 of 13-75 µs.
-const SPIN_MICROS = 50;
+// worker.timers.spinMicroseconds overrides it per pool.
+const DEFAULT_SPIN_MICROS = 50;
 
 // Claims that found nothing claimable in a row before a stealing worker
 // stops spinning: a PENDING bit can stay set for a moment after another
@@ -48,6 +49,7 @@ const FUTILE_CLAIMS = 64;
  */
 function serveLane(setup, { sleep, wakeWord, report }) {
   const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
+  const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
@@ -73,7 +75,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     if (typeof fn !== "function") {
       throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
     }
-    await fn(bootstrap.data);
+    // The context knitting gives its bootstrap; workers here always run on Node.
+    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }));
   }
 
   async function loadTasks() {
@@ -379,7 +382,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       serve();
     },
     (err) => {
-      report({ type: "init-error", error: err });
+      // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
+      report({ type: "init-error", error: err, code: err !== null && typeof err === "object" ? err.code : undefined });
     },
   );
 }
