@@ -303,18 +303,22 @@ class Pool {
       const killed = this.killedFor[lane] !== null;
       const cause = this.killedFor[lane] || reported || undefined;
       this.killedFor[lane] = null;
+      const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
+      // Calls a replacement held before it was ready never ran: they reject
+      // with the start-up error (the pool's first), not a WorkerExitError.
+      const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane);
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
-        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause, proc));
+        this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
       if (this.failure === null) {
         // Its own death, soon after starting, may be a crash loop: startup.js
         // starts the replacement, backing off when it is.
         if (killed) this.spawn(lane);
-        else this.startup.died(lane, wasReady, reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`));
+        else this.startup.died(lane, wasReady, own);
       }
       this.pump();
       this.updateStarting();

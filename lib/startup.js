@@ -33,6 +33,12 @@ class StartupWatch {
     this.warned = false;
   }
 
+  /** The pool's first start-up error, `err` if there was none yet. */
+  firstError(err) {
+    if (this.first === null) this.first = err;
+    return this.first;
+  }
+
   /** A worker of `lane` reported ready. */
   ready(lane) {
     this.readyAt[lane] = performance.now();
@@ -47,7 +53,7 @@ class StartupWatch {
     const quick = !wasReady || performance.now() - this.readyAt[lane] < STABLE_MS;
     if (!quick) this.failures[lane] = 0;
     const n = quick ? ++this.failures[lane] : 0;
-    if (quick && this.first === null) this.first = error;
+    if (quick) this.firstError(error);
     if (n < 2) {
       this.pool.spawn(lane);
       return;
