@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import * as W from "./fixtures/trap-worker-creates.mjs";
-import { bootContext } from "./fixtures/trap-tasks.mjs";
+import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
 import { within } from "./fixtures/fault-helpers.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -189,6 +189,56 @@ test('payload.mode "fixed": the region never grows past its initial size', async
     const results = await Promise.allSettled([pool.call.echo(s), pool.call.echo(s)]);
     assert.ok(results.some((r) => r.status === "rejected" && r.reason.code === "KNT_ERROR_3"), JSON.stringify(results.map((r) => r.status)));
     assert.equal(internal.payloadSab.byteLength, 64 * 1024, "never grown");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+for (const [label, options] of [
+  ["stealing", { threads: 2 }],
+  ["private lanes", { threads: 2, host: { steal: false } }],
+  ["inline lane", { threads: 1, inliner: {} }],
+]) {
+  test(`SharedArrayBuffers pass by reference to thread workers and back; typed arrays over one keep pointing at the same memory (${label})`, async () => {
+    const pool = createPool(options)({ bump, makeShared, sharedInfo });
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    try {
+      const sab = new SharedArrayBuffer(16);
+      const view = new Int32Array(sab, 4, 2);
+      const back = await pool.call.bump(view);
+      assert.deepEqual([...new Int32Array(sab)], [0, 1, 1, 0], "the worker wrote into the host's memory");
+      assert.ok(back instanceof Int32Array && back.buffer instanceof SharedArrayBuffer);
+      assert.equal(back.byteOffset, 4);
+      assert.equal(back.length, 2);
+      back[0] = 40;
+      assert.equal(new Int32Array(sab)[1], 40, "the returned view is over the same memory");
+      await Promise.all(Array.from({ length: 300 }, () => pool.call.bump(view)));
+      assert.deepEqual([...new Int32Array(sab)], [0, 340, 301, 0], "300 calls, every one on the same memory");
+      const made = await pool.call.makeShared(3);
+      assert.ok(made.buffer instanceof SharedArrayBuffer && made.length === 3, "a worker's SharedArrayBuffer reaches the host");
+      // A SharedArrayBuffer in a call that goes through the payload region.
+      assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), { shared: true, bytes: 16, big: 5000 });
+      if (internal.sharedRefs !== null && internal.inline === null) {
+        assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
+        assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
+      }
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+test("a SharedArrayBuffer to a worker process is refused with a clear error naming the alternative; the pool keeps serving", async () => {
+  const pool = createPool({ threads: 1, worker: { runtime: "process" } })({ bump, sharedInfo });
+  try {
+    for (const arg of [new Int32Array(new SharedArrayBuffer(8)), { sab: new SharedArrayBuffer(8), big: "" }]) {
+      await assert.rejects(
+        pool.call.sharedInfo(arg),
+        (err) => err instanceof TypeError && err.code === "KNT_ERROR_2" && /cannot be sent to or from a worker process/.test(err.message) && /typed array to send it by value/.test(err.message) && /worker\.runtime "thread"/.test(err.message),
+      );
+    }
+    const plain = await pool.call.bump(new Int32Array([1, 2]));
+    assert.deepEqual([...plain], [2, 3], "a copied typed array still works");
   } finally {
     await pool.shutdown();
   }

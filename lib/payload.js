@@ -51,10 +51,10 @@ class PayloadRegion {
     this.arena.extend(new Uint8Array(this.sab));
   }
 
-  /** Decodes the value at `offset` and frees its block. */
-  read(offset, length) {
+  /** Decodes the value at `offset` and frees its block (`shared`: codec.js's decode). */
+  read(offset, length, shared) {
     try {
-      return decode(this.u8, offset, length);
+      return decode(this.u8, offset, length, shared);
     } finally {
       this.arena.free(offset);
     }

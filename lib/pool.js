@@ -22,6 +22,7 @@ const { makeDebug } = require("./debug.js");
 const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
+const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
 
@@ -71,6 +72,7 @@ class Call {
     this.slot = -1;
     this.signal = -1; // abort word index, for abort-aware tasks
     this.extra = null; // timers and listeners, only for calls that use them
+    this.shared = null; // seqs of the SharedArrayBuffers its argument names (shared-refs.js)
   }
 }
 
@@ -117,7 +119,9 @@ class Pool {
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
-    this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
+    // SharedArrayBuffers in arguments and results: by reference to threads, refused to processes.
+    this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
+    this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes, shared: this.sharedRefs || PROCESS_REFUSAL });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
 
     const topology = options.topology;
@@ -251,6 +255,7 @@ class Pool {
       bootstrap: this.bootstrap,
       maxPayloadBytes: this.options.maxPayloadBytes,
       steal: this.stealData,
+      sharedPort: this.sharedRefs === null ? undefined : this.sharedRefs.attach(lane),
       totalNumberOfThread: this.workers.length,
       spinMicroseconds: this.options.worker.timers.spinMicroseconds,
       parkMs: this.options.worker.timers.parkMs,
@@ -401,6 +406,7 @@ class Pool {
     }
     if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
     if (--this.pending === 0) this.liveness.setCalls(false);
+    if (call.shared !== null) this.sharedRefs.release(call.shared);
     if (ok) call.resolve(value);
     else call.reject(value);
     if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
@@ -643,9 +649,11 @@ class Pool {
       i32[w + 4] = call.signal + 1;
       i32[w + 5] = 0; // STARTED
     } catch (err) {
+      if (this.sharedRefs !== null) this.sharedRefs.release(this.sharedRefs.take() || []);
       this.finish(call, false, err);
       return false;
     }
+    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     call.arg = undefined;
     return true;
   }
@@ -780,7 +788,8 @@ class Pool {
     }
     let value;
     try {
-      value = ext === NO_EXT ? decode(this.u8, lane.slotPayload(slot), len) : this.payload.read(ext >>> 0, len);
+      const refs = this.sharedRefs;
+      value = ext === NO_EXT ? decode(this.u8, lane.slotPayload(slot), len, refs) : this.payload.read(ext >>> 0, len, refs);
     } catch (err) {
       this.finish(call, false, err);
       return;
@@ -844,6 +853,7 @@ class Pool {
     });
     return Promise.all(exits).then(() => {
       this.runtime.close();
+      if (this.sharedRefs !== null) this.sharedRefs.close();
       this.liveness.done();
     });
   }

@@ -10,6 +10,7 @@ require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
+const { PROCESS_REFUSAL } = require("./shared-refs.js");
 
 /** Sends a start-up message; an unclonable error still reaches the host. */
 function report(message) {
@@ -48,6 +49,7 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index) => memory.wake(index, 1),
+      shared: PROCESS_REFUSAL,
       report,
     },
   );

@@ -47,7 +47,7 @@ const FUTILE_CLAIMS = 64;
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
  * `{ type: "init-error", error }`.
  */
-function serveLane(setup, { sleep, wakeWord, report }) {
+function serveLane(setup, { sleep, wakeWord, report, shared }) {
   const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
@@ -62,7 +62,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     : null;
   const port = steal ? claimant : lane;
   const payload = new PayloadRegion(payloadBuffer, false);
-  const encoder = new Encoder({ maxPayloadBytes });
+  // `shared`: how SharedArrayBuffers cross (shared-refs.js).
+  const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
   let flushQueued = false;
 
@@ -194,12 +195,12 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     try {
       let arg;
       if (ext === NO_EXT) {
-        arg = decode(u8, port.slotPayload(slot), len);
+        arg = decode(u8, port.slotPayload(slot), len, shared);
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
         i32[w + 3] = NO_EXT;
-        arg = payload.read(ext >>> 0, len);
+        arg = payload.read(ext >>> 0, len, shared);
       }
       result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
     } catch (err) {

@@ -29,7 +29,9 @@ class ThreadRuntime {
 
   /** A worker: emits "message", "error", "exit" (code); terminate() ends it. */
   spawn(workerData) {
-    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData });
+    // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
+    const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
+    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData, transferList });
   }
 
   close() {}

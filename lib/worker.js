@@ -5,6 +5,7 @@
 const { workerData, parentPort } = require("node:worker_threads");
 const { serveLane } = require("./serve.js");
 const { markPoolWorker } = require("./worker-context.js");
+const { WorkerSharedRefs } = require("./shared-refs.js");
 
 // Before any task module loads: what this worker starts is below a pool worker.
 markPoolWorker();
@@ -26,5 +27,6 @@ serveLane(workerData, {
     else setImmediate(wake);
   },
   wakeWord: (index) => Atomics.notify(i32, index, 1),
+  shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
   report: (message) => parentPort.postMessage(message),
 });
