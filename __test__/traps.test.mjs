@@ -86,7 +86,10 @@ for (const [runtime, doorbell] of [["thread", true], ["thread", false], ["proces
     const r = await run([fixture("trap-idle.mjs")], { env: { TRAP_RUNTIME: runtime, TRAP_DOORBELL: doorbell ? "1" : "0" } });
     assert.equal(r.timedOut, false, `the process must end by itself; stdout: ${r.stdout}`);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /first 3\nbatch 5050\nslow 150\n/, "every call, the late ones included, settled before the exit");
+    assert.match(r.stdout, /first 3\nidle-cpu [\d.]+\nbatch 5050\nslow 150\n/, "every call, the late ones included, settled before the exit");
+    // Two spinning workers would burn ~2 cores (a ratio near 2); parked ones almost nothing.
+    const idleCpu = Number(/idle-cpu ([\d.]+)/.exec(r.stdout)[1]);
+    assert.ok(idleCpu < 0.5, `idle pool used ${idleCpu} of a core`);
   });
 }
 
