@@ -605,7 +605,7 @@ export interface PoolOptions {
    * list is a `TypeError` listing them.
    * @default the least loaded worker
    */
-  balancer?: Balancer;
+  balancer?: Balancer | { strategy: Balancer };
   /**
    * Lets the host run calls itself, as an extra lane; see
    * {@link InlinerOptions}. An object (`{}` for the defaults). Not with
@@ -628,6 +628,7 @@ export interface PoolOptions {
  *   the payload limit (`payload.maxPayloadBytes`; then the error is a `RangeError`).
  * - `"KNT_INVALID_OPTION"`: a `createPool` option (or a call's options) is wrong
  *   (a `TypeError` or `RangeError` naming the option's full path).
+ * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
  * - `"KNT_POOL_IN_WORKER"`: `createPool` ran inside a pool worker (a task
  *   module creating its pool without the `isMain` guard).
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
@@ -655,6 +656,7 @@ export type KnittingErrorCode =
   | "KNT_HARD_TIMEOUT"
   | "KNT_ABORT_SIGNALS_EXHAUSTED"
   | "KNT_INVALID_OPTION"
+  | "KNT_INVALID_TASK"
   | "KNT_POOL_IN_WORKER"
   | "KNT_UNKNOWN_TASK"
   | "KNT_TOO_MANY_TASKS"

@@ -70,6 +70,8 @@ const OPTION_CASES = [
   bad({ host: { stallFreeLoops: -1 } }, RangeError, "host.stallFreeLoops"),
   bad({ host: { maxBackoffMs: 0 } }, RangeError, "host.maxBackoffMs"),
   ...["nope", 1, null].map((v) => bad({ balancer: v }, TypeError, "balancer")),
+  bad({ balancer: { strategy: "nope" } }, TypeError, "balancer"),
+  bad({ balancer: { strat: "firstIdle" } }, TypeError, "balancer.strat"),
   ...[true, null, "last"].map((v) => bad({ inliner: v }, TypeError, "inliner")),
   bad({ inliner: { position: "middle" } }, TypeError, "inliner.position"),
   bad({ inliner: { batchSize: 0 } }, RangeError, "inliner.batchSize"),
@@ -111,7 +113,7 @@ test("createPool(options)(tasks) rejects wrong task tables with a TypeError nami
     [{ local }, /task "local"/],
   ];
   for (const [tasks, pattern] of cases) {
-    assert.throws(() => make(tasks), (err) => err instanceof TypeError && pattern.test(err.message), describeValue(tasks));
+    assert.throws(() => make(tasks), (err) => err instanceof TypeError && err.code === "KNT_INVALID_TASK" && pattern.test(err.message), describeValue(tasks));
   }
 });
 
@@ -149,6 +151,7 @@ test("task() rejects wrong definitions with a TypeError/RangeError naming the ke
         assert.ok(err instanceof TypeError || err instanceof RangeError, `${what}: ${err && err.stack}`);
         assert.ok(err instanceof Ctor, `${what}: expected ${Ctor.name}, got ${err.name}: ${err.message}`);
         assert.match(err.message, pattern, what);
+        assert.equal(err.code, "KNT_INVALID_OPTION", what);
         return true;
       },
       what,

@@ -156,10 +156,16 @@ test("option errors carry KNT_INVALID_OPTION, and every limit message names the 
   }
   const pool = createPool({ threads: 1, payload: { maxPayloadBytes: 1000 } })({ echo: T.echo });
   try {
+    await assert.rejects(pool.call.echo(1, { sigal: null }), (err) => err.code === "KNT_INVALID_OPTION" && /unknown option sigal/.test(err.message));
     await assert.rejects(pool.call.echo("x".repeat(5000)), (err) => err.code === "KNT_ERROR_3" && /payload\.maxPayloadBytes \(1000\)/.test(err.message));
   } finally {
     await pool.shutdown();
   }
+});
+
+test("knitting's balancer object form { strategy } is accepted", () => {
+  assert.equal(resolveOptions({ threads: 2, balancer: { strategy: "firstIdle" } }, 64, 1024).balancer, "firstIdle");
+  assert.equal(resolveOptions({ threads: 2, balancer: { strategy: "robinRound" } }, 64, 1024).balancer, "roundRobin");
 });
 
 test("payload defaults follow the maximum: payloadMaxByteLength alone works, initial clamped, maxPayloadBytes = max / 8", async () => {

@@ -387,6 +387,12 @@ function resolveHost(host) {
 
 function resolveBalancer(balancer) {
   if (balancer === undefined) return undefined;
+  // knitting's object form: { strategy: "firstIdle" }.
+  if (balancer !== null && typeof balancer === "object" && !Array.isArray(balancer)) {
+    checkKeys(balancer, ["strategy"], "balancer.");
+    if (balancer.strategy === undefined) throw optionError(TypeError, `knitting-native: balancer.strategy is required in the object form, one of ${quoteList(BALANCERS)}`);
+    return resolveBalancer(balancer.strategy);
+  }
   if (typeof balancer === "string" && Object.hasOwn(BALANCER_ALIASES, balancer)) return BALANCER_ALIASES[balancer];
   if (typeof balancer !== "string" || !BALANCERS.includes(balancer)) {
     throw optionError(TypeError,

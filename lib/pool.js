@@ -863,6 +863,15 @@ const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 
 /** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
 function checkCallOptions(callOptions, name) {
+  try {
+    return readCallOptions(callOptions, name);
+  } catch (err) {
+    err.code = "KNT_INVALID_OPTION";
+    throw err;
+  }
+}
+
+function readCallOptions(callOptions, name) {
   if (callOptions === null || typeof callOptions !== "object") {
     throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
   }

@@ -51,6 +51,16 @@ function notExported(name, href, why) {
  * that called createPool (where bare functions must be exported).
  */
 function buildTaskTable(tasks, poolHref) {
+  try {
+    return readTaskTable(tasks, poolHref);
+  } catch (err) {
+    // A wrong tasks object: KNT_INVALID_TASK unless the error has its own code.
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_TASK";
+    throw err;
+  }
+}
+
+function readTaskTable(tasks, poolHref) {
   if (tasks === null || typeof tasks !== "object") {
     throw new TypeError(
       `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square } or an array of tasks, got ${describe(tasks)}`,
