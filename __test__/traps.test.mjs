@@ -132,6 +132,29 @@ test("a lane whose replacements keep dying before they are ready rejects pool.re
   assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
 });
 
+test("a task that kills its worker again and again is not a start-up crash loop: no warning, no back-off, queued calls are served", async () => {
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on("warning", onWarning);
+  const pool = createPool({ threads: 1, host: { steal: false } })({ exitNow: T.exitNow, add: T.add });
+  try {
+    await pool.ready;
+    for (let i = 0; i < 4; i++) {
+      const crash = pool.call.exitNow(3);
+      const queued = pool.call.add([i, 1]);
+      await assert.rejects(within(crash, 30_000, "crash"), { code: "KNT_WORKER_EXIT" });
+      // Placed on the same lane behind the crash: rejected with it, or served by the replacement.
+      const r = await within(queued.then((v) => v, (e) => e.code), 30_000, "queued call");
+      assert.ok(r === i + 1 || r === "KNT_WORKER_EXIT", String(r));
+      assert.equal(await within(pool.call.add([i, 2]), 30_000, "call after the crash"), i + 2);
+    }
+    assert.deepEqual(warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED"), []);
+  } finally {
+    process.off("warning", onWarning);
+    await pool.shutdown();
+  }
+});
+
 test("unknown task names: pool.call.nope() throws a TypeError with a code, naming it and listing the tasks", async () => {
   const pool = createPool({ threads: 1 })({ add: T.add, echo: T.echo });
   try {

@@ -313,6 +313,9 @@ class Pool {
       // with the start-up error (the pool's first), not a WorkerExitError.
       const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane);
+      // A worker that died running a call was killed by that task, not by
+      // its start-up (the call's STARTED word, still as it left it).
+      const ranCall = held.some((call) => Atomics.load(this.i32, call.lane.slotWord(call.slot) + 5) !== 0);
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
@@ -322,7 +325,7 @@ class Pool {
       if (this.failure === null) {
         // Its own death, soon after starting, may be a crash loop: startup.js
         // starts the replacement, backing off when it is.
-        if (killed) this.spawn(lane);
+        if (killed || ranCall) this.spawn(lane);
         else this.startup.died(lane, wasReady, own);
       }
       this.pump();

@@ -3,9 +3,10 @@
 // fails after the worker reported ready (a server listening on a port the
 // host holds: EADDRINUSE from a later tick) kills every replacement the same
 // way; replaced at once, that is a silent crash loop of dozens of workers a
-// second. So the deaths of a lane's workers that died on their own before
-// they were ready, or within STABLE_MS of it, are counted, and from the
-// second in a row:
+// second. So the deaths of a lane's workers that died on their own (not
+// terminated by the host, not while running a call: that is the task's
+// doing) before they were ready, or within STABLE_MS of it, are counted,
+// and from the second in a row:
 // - the first such error (with its stack) is printed once per pool, as a
 //   process warning (code KNT_WORKER_START_FAILED): by then `pool.ready`
 //   may have resolved and calls may even have succeeded in between, so
@@ -45,9 +46,9 @@ class StartupWatch {
   }
 
   /**
-   * A worker of `lane` died on its own (the host did not terminate it);
-   * `wasReady`: whether it had reported ready. Starts its replacement, now
-   * or after the back-off.
+   * A worker of `lane` died on its own (the host did not terminate it)
+   * while running no call; `wasReady`: whether it had reported ready.
+   * Starts its replacement, now or after the back-off.
    */
   died(lane, wasReady, error) {
     const quick = !wasReady || performance.now() - this.readyAt[lane] < STABLE_MS;
@@ -79,7 +80,7 @@ class StartupWatch {
     if (!this.warned) {
       this.warned = true;
       const warning = new Error(
-        `knitting-native: pool workers keep dying while they start; replacements now back off (up to ${MAX_DELAY_MS / 1000} s). ` +
+        `knitting-native: pool workers keep dying while they start (or soon after, running no call); replacements now back off (up to ${MAX_DELAY_MS / 1000} s). ` +
           `The first error: ${err && err.stack ? err.stack : String(err)}`,
       );
       warning.name = "KnittingNativeWarning";
