@@ -28,7 +28,7 @@ class PayloadRegion {
         result = this.arena.alloc(bytes.length);
       } catch (err) {
         if (err && err.code === "KNT_REGION_CORRUPT") throw err;
-        throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payloadMaxByteLength ${this.max})`, err);
+        throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payload.payloadMaxByteLength ${this.max})`, err);
       }
       if (result >= 0) {
         this.u8.set(bytes, result);
@@ -37,7 +37,7 @@ class PayloadRegion {
       const need = -result;
       if (need > this.max) {
         throw limitError(
-          `payload region is full: ${bytes.length} more bytes would need ${need} of payloadMaxByteLength ${this.max} (other large payloads are in flight)`,
+          `payload region is full: ${bytes.length} more bytes would need ${need} of payload.payloadMaxByteLength ${this.max} (other large payloads are in flight)`,
         );
       }
       this.grow(need);
@@ -56,15 +56,6 @@ class PayloadRegion {
     this.arena.extend(new Uint8Array(this.sab));
   }
 
-  /** Decodes the value at `offset` and frees its block. */
-  read(offset, length) {
-    try {
-      return decode(this.u8, offset, length);
-    } finally {
-      this.arena.free(offset);
-    }
-  }
-
   /**
    * Decodes a value a slot describes: `length` bytes inline at `at` of the
    * control region `control` when `ext` is NO_EXT, else at offset `ext` of
@@ -72,10 +63,10 @@ class PayloadRegion {
    * memory that task code can write: a length or offset that makes no sense
    * throws a KNT_REGION_CORRUPT error for this value, nothing else.
    */
-  readSlot(control, at, length, ext) {
+  readSlot(control, at, length, ext, shared) {
     if (ext === NO_EXT) {
       if (length < 0 || length > L.inlineBytes) throw regionCorruptError(`a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`);
-      return decodeOrCorrupt(control, at, length);
+      return decodeOrCorrupt(control, at, length, shared);
     }
     const offset = ext >>> 0;
     if (length < 0 || offset + length > this.u8.length) {
@@ -83,7 +74,7 @@ class PayloadRegion {
       throw regionCorruptError(`a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`);
     }
     try {
-      return decodeOrCorrupt(this.u8, offset, length);
+      return decodeOrCorrupt(this.u8, offset, length, shared);
     } finally {
       // Throws KNT_REGION_CORRUPT when `offset` is not a live block.
       this.arena.free(offset);
@@ -92,9 +83,9 @@ class PayloadRegion {
 }
 
 /** `decode`, whose "corrupt payload" errors name the cause. */
-function decodeOrCorrupt(source, offset, length) {
+function decodeOrCorrupt(source, offset, length, shared) {
   try {
-    return decode(source, offset, length);
+    return decode(source, offset, length, shared);
   } catch (err) {
     if (err instanceof RangeError && /corrupt payload|needs a Uint8Array source/.test(err.message)) {
       throw regionCorruptError(`a value read from shared memory does not decode (${err.message})`, err);

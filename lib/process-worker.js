@@ -6,9 +6,11 @@
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
+require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
+const { PROCESS_REFUSAL } = require("./shared-refs.js");
 
 /**
  * Sends to the host. A host that is gone (killed) is not an error here: the
@@ -26,7 +28,7 @@ function report(message) {
     send(message);
   } catch {
     const error = message.error;
-    send({ type: message.type, error: new Error(String(error && error.message ? error.message : error)) });
+    send({ type: message.type, code: message.code, error: new Error(String(error && error.message ? error.message : error)) });
   }
 }
 
@@ -62,6 +64,7 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index) => memory.wake(index, 1),
+      shared: PROCESS_REFUSAL,
       report,
     },
   );

@@ -488,8 +488,9 @@ fn check_control(view: SharedView) -> Result<Held> {
 
 /// The host's end of the doorbell: a waiter thread that calls `onRing` on
 /// the JS thread (through a ThreadsafeFunction) when an armed host is rung.
-/// The ThreadsafeFunction is referenced, so it keeps the event loop alive
-/// until `close()`, which a pool calls on shutdown.
+/// The ThreadsafeFunction is weak: it never keeps the event loop alive by
+/// itself. The pool holds the loop while calls are pending (lib/liveness.js),
+/// so that an idle pool lets the process end without `close()`.
 #[napi]
 pub struct HostDoorbell {
     // Shared with the env cleanup hook; whichever runs first (close(), this
@@ -527,6 +528,7 @@ impl HostDoorbell {
         let tsfn = on_ring
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
+            .weak::<true>()
             .build_callback(move |_ctx| {
                 // SeqCst: cleared before the host's drain runs, so a ring
                 // after this point queues another call.
