@@ -1,6 +1,10 @@
 // worker.runtime "process": each worker is a Node process; calls still go
 // through shared memory (a memfd or a POSIX shm object), waits and wakes
 // through the shared futex.
+//
+// KNITTING_TEST_PROCESS_RUNTIME=bun|deno (with KNITTING_TEST_PROCESS_EXECUTABLE,
+// the path of that runtime) runs every test here with worker processes of
+// that runtime under this host (process-runtimes.test.mjs does so).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -19,8 +23,14 @@ const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.met
 const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
 const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 
+const childRuntime = process.env.KNITTING_TEST_PROCESS_RUNTIME || "node";
+const childExecutable = process.env.KNITTING_TEST_PROCESS_EXECUTABLE || undefined;
+/** The worker options that pick the workers' runtime (none for node: the default). */
+const childOptions = childRuntime === "node" ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
+const onlyNodeChildren = (why) => (skip !== false ? skip : childRuntime === "node" ? false : `${childRuntime} worker processes: ${why}`);
+
 function processPool(options, tasks) {
-  return createPool({ threads: 1, ...options, worker: { runtime: "process", ...options.worker } })(tasks);
+  return createPool({ threads: 1, ...options, worker: { runtime: "process", ...childOptions, ...options.worker } })(tasks);
 }
 
 async function waitUntil(predicate, what) {
@@ -244,7 +254,7 @@ test("named shared memory: the name goes once workers mapped it, and after a cra
 
 test("named shared memory: nothing is left after the host is SIGKILLed, and its workers exit", { skip }, async () => {
   const prefix = uniquePrefix("killed-host");
-  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix], { stdio: ["ignore", "pipe", "inherit"] });
+  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix, JSON.stringify(childOptions)], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   host.stdout.on("data", (chunk) => (out += chunk));
   const exited = new Promise((resolve) => host.on("exit", (code, signal) => resolve(signal)));
@@ -257,13 +267,16 @@ test("named shared memory: nothing is left after the host is SIGKILLed, and its 
   await waitUntil(() => workers.every((p) => !alive(p)), "the orphaned workers to exit");
 });
 
+/** Harmless flags of each runtime (Deno's replace its default --allow-all). */
+const CHILD_FLAGS = { node: ["--no-warnings"], bun: ["--smol"], deno: ["--allow-all", "--no-prompt"] };
+
 test("worker.processCommandPrefix wraps the command; processArgs, execArgv and env reach the child", { skip }, async () => {
   const pool = processPool(
     {
       worker: {
         processCommandPrefix: ["/bin/sh", fixture("process-wrapper.sh")],
         processArgs: ["--from-test"],
-        execArgv: ["--no-warnings"],
+        execArgv: CHILD_FLAGS[childRuntime],
         env: { ...process.env, KNT_TEST_VALUE: "value from the host" },
       },
     },
@@ -273,14 +286,15 @@ test("worker.processCommandPrefix wraps the command; processArgs, execArgv and e
     const wrapped = await pool.call.surroundings("KNT_WRAPPED");
     assert.equal(wrapped.env, "wrapped by process-wrapper.sh");
     assert.deepEqual(wrapped.argv, ["--from-test"]);
-    assert.deepEqual(wrapped.execArgv, ["--no-warnings"]);
+    // Deno's process.execArgv is always empty: its flags are not shown there.
+    if (childRuntime !== "deno") assert.deepEqual(wrapped.execArgv, CHILD_FLAGS[childRuntime]);
     assert.equal((await pool.call.surroundings("KNT_TEST_VALUE")).env, "value from the host");
   } finally {
     await pool.shutdown();
   }
 });
 
-test("the host's --inspect flags (and its -e script) are not passed on by default", { skip }, async () => {
+test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: onlyNodeChildren("a Node host's flags go to Node worker processes only") }, async () => {
   const script = `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import { surroundings } from ${JSON.stringify(new URL("./fixtures/process-tasks.mjs", import.meta.url).href)};
@@ -311,12 +325,32 @@ test("deno and bun give a clear error when their executable is absent", { skip }
     for (const runtime of ["deno", "bun"]) {
       assert.throws(
         () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime } })({ add }),
-        (err) => err.code === "KNT_RUNTIME_UNAVAILABLE" && err.message.includes(`"${runtime}" is not available on this machine`),
+        (err) =>
+          err.code === "KNT_RUNTIME_UNAVAILABLE" &&
+          err.message.includes(`"${runtime}" is not available on this machine`) &&
+          err.message.includes("worker.processExecutable"),
       );
     }
   } finally {
     process.env.PATH = saved;
   }
+});
+
+test("worker.processExecutable that is not an executable is refused, naming it and the runtime", { skip }, () => {
+  const missing = fileURLToPath(new URL("./fixtures/no-such-runtime", import.meta.url));
+  for (const runtime of ["node", "deno", "bun"]) {
+    assert.throws(
+      () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })({ add }),
+      (err) =>
+        err.code === "KNT_RUNTIME_UNAVAILABLE" &&
+        err.message.includes(`worker.processRuntime "${runtime}"`) &&
+        err.message.includes(`worker.processExecutable ${JSON.stringify(missing)}`),
+    );
+  }
+  assert.throws(
+    () => createPool({ threads: 1, worker: { runtime: "process", processExecutable: "" } })({ add }),
+    (err) => err.code === "KNT_INVALID_OPTION" && /worker\.processExecutable must be a non-empty path/.test(err.message),
+  );
 });
 
 test("process options are checked and named", { skip }, () => {

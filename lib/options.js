@@ -176,7 +176,7 @@ function numberIn(value, name, min, max, unit) {
 }
 
 /** Keys of the `worker` group that only a process runtime uses. */
-const PROCESS_KEYS = ["processRuntime", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
+const PROCESS_KEYS = ["processRuntime", "processExecutable", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
 const PROCESS_RUNTIMES = ["node", "deno", "bun"];
 const SHM_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
@@ -192,12 +192,18 @@ function resolveProcess(worker, out) {
   if (worker.resourceLimits !== undefined) {
     throw optionError(TypeError, 'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
   }
-  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined };
+  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined, executable: undefined };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
       throw optionError(TypeError, `knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
     }
     proc.runtime = worker.processRuntime;
+  }
+  if (worker.processExecutable !== undefined) {
+    if (typeof worker.processExecutable !== "string" || worker.processExecutable === "") {
+      throw optionError(TypeError, `knitting-native: worker.processExecutable must be a non-empty path to the ${proc.runtime} executable, got ${describe(worker.processExecutable)}`);
+    }
+    proc.executable = worker.processExecutable;
   }
   const shm = worker.processSharedMemory;
   if (shm !== undefined && shm !== "inherit") {

@@ -14,6 +14,8 @@ const { EventEmitter } = require("node:events");
 const { accessSync, constants } = require("node:fs");
 const { join, delimiter } = require("node:path");
 const native = require("./native.js");
+const runtimes = require("./runtimes/index.js");
+const { pack, unpack } = require("./ipc-message.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "process-worker.js");
 /** Set by process-worker.js: `isMain` is false in a worker process. */
@@ -23,30 +25,7 @@ const CHILD_MEMORY_FD = 4;
 /** The payload region starts on a page of its own. */
 const PAGE = 4096;
 
-// Host flags a worker process should not copy: a second inspector on the
-// same port fails to start (and a debugger attaches to the host, not it);
-// the host's own entry (an --eval script, --test, --watch) is not the
-// worker's.
-const DROPPED_FLAG = /^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)/;
-const FLAG_WITH_VALUE = new Set(["-e", "--eval", "-p", "--print", "--inspect-port", "--debug-port", "--watch-path", "--test-name-pattern", "--test-reporter", "--test-reporter-destination"]);
-
-/** process.execArgv without what a worker process must not inherit. */
-function inheritedExecArgv() {
-  const out = [];
-  const argv = process.execArgv;
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (FLAG_WITH_VALUE.has(flag)) {
-      i++; // its value is the next element
-      continue;
-    }
-    if (DROPPED_FLAG.test(flag) || /^--(eval|print)=/.test(flag)) continue;
-    out.push(flag);
-  }
-  return out;
-}
-
-/** Runtimes besides node that `processRuntime` names. */
+/** The first executable called `name` on PATH, or null. */
 function findOnPath(name) {
   for (const dir of (process.env.PATH || "").split(delimiter)) {
     if (dir === "") continue;
@@ -58,6 +37,28 @@ function findOnPath(name) {
     }
   }
   return null;
+}
+
+/**
+ * The executable of the worker processes' runtime: worker.processExecutable,
+ * else the host's own when the runtimes agree, else `<runtime>` on PATH.
+ */
+function resolveExecutable(proc) {
+  const runtime = proc.runtime;
+  if (proc.executable !== undefined) {
+    try {
+      accessSync(proc.executable, constants.X_OK);
+    } catch (err) {
+      throw unavailable(`worker.processRuntime "${runtime}": worker.processExecutable ${JSON.stringify(proc.executable)} is not an executable file (${err.code || err.message}); point it at the ${runtime} executable`);
+    }
+    return proc.executable;
+  }
+  if (runtime === runtimes.host.name) return process.execPath;
+  const found = findOnPath(runtime);
+  if (found === null) {
+    throw unavailable(`worker.processRuntime "${runtime}" is not available on this machine: no ${runtime} executable on PATH; install ${runtime} or set worker.processExecutable to its path`);
+  }
+  return found;
 }
 
 function unavailable(message) {
@@ -84,7 +85,8 @@ class ProcessHandle extends EventEmitter {
     this.exitPromise = new Promise((resolve) => {
       this.resolveExit = resolve;
     });
-    child.on("message", (msg) => {
+    child.on("message", (raw) => {
+      const msg = unpack(raw).message;
       if (msg && msg.type === "mapped") onMapped(this);
       else this.emit("message", msg);
     });
@@ -126,14 +128,15 @@ class ProcessRuntime {
     if (process.platform !== "linux" || typeof native.ProcessMemory !== "function") {
       throw unavailable(`worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`);
     }
-    if (proc.runtime !== "node") {
-      if (findOnPath(proc.runtime) === null) {
-        throw unavailable(`worker.processRuntime "${proc.runtime}" is not available on this machine: no ${proc.runtime} executable on PATH`);
-      }
-      throw unavailable(`worker.processRuntime "${proc.runtime}" is not supported yet; use "node"`);
-    }
-    const execArgv = proc.execArgv !== undefined ? proc.execArgv : inheritedExecArgv();
-    this.command = [...proc.commandPrefix, process.execPath, ...execArgv, PROCESS_WORKER_FILE, ...proc.args];
+    const child = runtimes.runtime(proc.runtime);
+    const executable = resolveExecutable(proc);
+    const hostIsSame = child === runtimes.host;
+    this.command = [...proc.commandPrefix, ...child.workerCommand(executable, proc.execArgv, PROCESS_WORKER_FILE, hostIsSame), ...proc.args];
+    // V8's serializer between two Node processes; JSON with codec bytes otherwise (ipc-message.js).
+    this.serialization = runtimes.ipcBetween(child);
+    // The worker checks each task's function text against the host's, which
+    // only means something when both runtimes print functions alike.
+    this.sameSourceText = child.sourceText === runtimes.host.sourceText;
     this.env = proc.env !== undefined ? proc.env : process.env;
     this.sharedMemory = proc.sharedMemory;
     this.memory = null;
@@ -177,12 +180,13 @@ class ProcessRuntime {
       region = { name: name !== null ? name : this.memory.procPath };
     }
     const [file, ...args] = this.command;
-    const child = spawn(file, args, { stdio, env: this.env, serialization: "advanced" });
+    const child = spawn(file, args, { stdio, env: this.env, serialization: this.serialization });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
-    const setup = { ...workerData, control: undefined, payload: undefined, region, ...this.layout };
-    child.send({ type: "start", setup }, (err) => {
+    const tasks = this.sameSourceText ? workerData.tasks : workerData.tasks.map((entry) => ({ ...entry, source: null }));
+    const setup = { ...workerData, tasks, control: undefined, payload: undefined, region, ...this.layout };
+    child.send(pack({ type: "start", setup }, this.serialization), (err) => {
       // The child died before it could read: its exit reports that.
       if (err) handle.emit("error", err);
     });

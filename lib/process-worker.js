@@ -11,6 +11,10 @@ require("./worker-context.js").markPoolWorker();
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
 const { PROCESS_REFUSAL } = require("./shared-refs.js");
+const { pack, unpack } = require("./ipc-message.js");
+
+/** The host's serialization, learnt from its "start" message: answers go the same way. */
+let serialization = "advanced";
 
 /**
  * Sends to the host. A host that is gone (killed) is not an error here: the
@@ -19,7 +23,7 @@ const { PROCESS_REFUSAL } = require("./shared-refs.js");
  */
 function send(message) {
   if (!process.connected) return;
-  process.send(message, undefined, undefined, () => {});
+  process.send(pack(message, serialization), undefined, undefined, () => {});
 }
 
 /** Sends a start-up message; an unclonable error still reaches the host. */
@@ -72,7 +76,10 @@ function start(setup) {
 
 let started = false;
 // The listener also keeps the channel, and so this process, alive.
-process.on("message", (message) => {
+process.on("message", (raw) => {
+  const got = unpack(raw);
+  const message = got.message;
+  if (!started) serialization = got.serialization;
   if (!started && message && message.type === "start") {
     started = true;
     start(message.setup);

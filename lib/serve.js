@@ -97,7 +97,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
               "when the worker imported that module; declare tasks at the module's top level, unconditionally",
           );
         }
-        if (Function.prototype.toString.call(found.f) !== entry.source) {
+        // source null: host and worker runtimes print functions differently (runtimes/).
+        if (entry.source !== null && Function.prototype.toString.call(found.f) !== entry.source) {
           // Same position, other function: task() calls differ between host
           // and worker (one of them runs only on one side).
           throw new Error(
@@ -118,7 +119,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
         return fn;
       }
       const fn = modules.get(entry.href)[entry.name];
-      if (typeof fn !== "function" || Function.prototype.toString.call(fn) !== entry.source) {
+      if (typeof fn !== "function" || (entry.source !== null && Function.prototype.toString.call(fn) !== entry.source)) {
         throw new TypeError(
           `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
             "export the function itself or declare it with task({ f })",

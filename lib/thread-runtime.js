@@ -5,12 +5,18 @@
 
 const { Worker } = require("node:worker_threads");
 const { join } = require("node:path");
+const runtimes = require("./runtimes/index.js");
 
 const WORKER_FILE = join(__dirname, "worker.js");
 
 class ThreadRuntime {
   constructor(worker) {
-    this.resourceLimits = worker.resourceLimits;
+    if (worker.resourceLimits !== undefined && !runtimes.host.threadResourceLimits) {
+      const err = new TypeError(`knitting-native: worker.resourceLimits is not supported on ${runtimes.host.name} ${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it out on this runtime`);
+      err.code = "KNT_INVALID_OPTION";
+      throw err;
+    }
+    this.threadOptions = runtimes.host.threadOptions(worker.resourceLimits);
   }
 
   /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */
@@ -31,7 +37,7 @@ class ThreadRuntime {
   spawn(workerData) {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
-    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData, transferList });
+    return new Worker(WORKER_FILE, { ...this.threadOptions, workerData, transferList });
   }
 
   close() {}

@@ -1,0 +1,35 @@
+"use strict";
+// What is particular to Deno, as host and as the runtime of worker
+// processes. Same questions as node.js.
+//
+// - A Deno worker process runs `deno run <flags> file`. Its permissions are
+//   its flags: the default is --allow-all, like a Node worker process, which
+//   has them all; `worker.execArgv` replaces them (the addon needs at least
+//   --allow-ffi, the task modules --allow-read and --allow-env).
+// - Deno's node:child_process speaks JSON only on the IPC channel (ipc
+//   "json"): start-up messages carry the codec's bytes.
+// - Worker threads: Deno's node:worker_threads takes no resourceLimits, so
+//   the option is refused on this runtime rather than ignored.
+
+const name = "deno";
+
+function version() {
+  return process.versions.deno;
+}
+
+const DEFAULT_PERMISSIONS = ["--allow-all"];
+
+function workerCommand(executable, execArgv, file) {
+  return [executable, "run", ...(execArgv !== undefined ? execArgv : DEFAULT_PERMISSIONS), file];
+}
+
+/** Function.prototype.toString prints a function's source as written (V8). */
+const sourceText = "exact";
+
+const ipc = "json";
+
+function threadOptions() {
+  return {};
+}
+
+module.exports = { name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

@@ -1,0 +1,56 @@
+"use strict";
+// What is particular to Node.js, as host and as the runtime of worker
+// processes. The other runtimes (bun.js, deno.js) answer the same questions;
+// index.js picks the one the host runs on.
+
+const name = "node";
+
+/** The host's own version, for messages. */
+function version() {
+  return process.versions.node;
+}
+
+// Host flags a worker process should not copy: a second inspector on the
+// same port fails to start (and a debugger attaches to the host, not it);
+// the host's own entry (an --eval script, --test, --watch) is not the
+// worker's.
+const DROPPED_FLAG = /^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)/;
+const FLAG_WITH_VALUE = new Set(["-e", "--eval", "-p", "--print", "--inspect-port", "--debug-port", "--watch-path", "--test-name-pattern", "--test-reporter", "--test-reporter-destination"]);
+
+/** The host's process.execArgv without what a worker process must not inherit. */
+function inheritedExecArgv() {
+  const out = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (FLAG_WITH_VALUE.has(flag)) {
+      i++; // its value is the next element
+      continue;
+    }
+    if (DROPPED_FLAG.test(flag) || /^--(eval|print)=/.test(flag)) continue;
+    out.push(flag);
+  }
+  return out;
+}
+
+/**
+ * How a worker process of this runtime starts: `execArgv` undefined means
+ * the default (a Node host's own flags, filtered; none from another host).
+ */
+function workerCommand(executable, execArgv, file, hostIsSame) {
+  const flags = execArgv !== undefined ? execArgv : hostIsSame ? inheritedExecArgv() : [];
+  return [executable, ...flags, file];
+}
+
+/** Start-up messages use V8's serializer only between two Node processes. */
+/** Function.prototype.toString prints a function's source as written (V8). */
+const sourceText = "exact";
+
+const ipc = "advanced";
+
+/** Worker threads honour `resourceLimits` (V8 heap limits per isolate). */
+function threadOptions(resourceLimits) {
+  return { resourceLimits };
+}
+
+module.exports = { name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
