@@ -16,6 +16,7 @@ import { aOnly } from "./fixtures/process-order-b.mjs";
 import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
 import { pid, held, crashLater, exitWith, surroundings, checksum, spin, watchAbortRecorded, lastAbort } from "./fixtures/process-tasks.mjs";
 import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
+import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
@@ -294,7 +295,7 @@ test("worker.processCommandPrefix wraps the command; processArgs, execArgv and e
   }
 });
 
-test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: onlyNodeChildren("a Node host's flags go to Node worker processes only") }, async () => {
+test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: hostRuntime !== "node" ? `${hostRuntime}: starts a host with node's --inspect and -e` : onlyNodeChildren("a Node host's flags go to Node worker processes only") }, async () => {
   const script = `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import { surroundings } from ${JSON.stringify(new URL("./fixtures/process-tasks.mjs", import.meta.url).href)};
@@ -318,11 +319,12 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
   assert.deepEqual(worker, ["--no-warnings", "--input-type=module"]);
 });
 
-test("deno and bun give a clear error when their executable is absent", { skip }, () => {
+test("a runtime other than the host's gives a clear error when its executable is absent", { skip }, () => {
   const saved = process.env.PATH;
   process.env.PATH = fileURLToPath(new URL("./fixtures/", import.meta.url));
   try {
-    for (const runtime of ["deno", "bun"]) {
+    // The host's own runtime is process.execPath, never looked up.
+    for (const runtime of ["node", "deno", "bun"].filter((r) => r !== hostRuntime)) {
       assert.throws(
         () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime } })({ add }),
         (err) =>

@@ -93,8 +93,11 @@ class ProcessHandle extends EventEmitter {
     child.on("error", (err) => {
       if (child.pid === undefined) {
         // A failed spawn (a missing command prefix, say) may never emit exit.
-        this.emit("error", new Error(`knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`, { cause: err }));
-        this.exit(null, null);
+        // Bun reports it inside spawn(), before the pool listens: a tick later.
+        process.nextTick(() => {
+          this.emit("error", new Error(`knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`, { cause: err }));
+          this.exit(null, null);
+        });
       } else {
         this.emit("error", err);
       }
@@ -111,8 +114,10 @@ class ProcessHandle extends EventEmitter {
 
   /** The process and its IPC channel stop holding the host's event loop (liveness.js). */
   unref() {
+    // A child that never started holds nothing (and Deno's unref() throws on it).
+    if (this.child.pid === undefined) return;
     this.child.unref();
-    if (this.child.channel) this.child.channel.unref();
+    runtimes.host.unrefChannel(this.child);
   }
 
   /** Ends the process at once (it may be stuck in a synchronous loop). */
@@ -186,6 +191,9 @@ class ProcessRuntime {
     handle.on("exit", () => this.mapped(handle));
     const tasks = this.sameSourceText ? workerData.tasks : workerData.tasks.map((entry) => ({ ...entry, source: null }));
     const setup = { ...workerData, tasks, control: undefined, payload: undefined, region, ...this.layout };
+    // A child that could not start has nothing to send to (Deno gives it no
+    // send()): its "error" reports why.
+    if (child.pid === undefined) return handle;
     child.send(pack({ type: "start", setup }, this.serialization), (err) => {
       // The child died before it could read: its exit reports that.
       if (err) handle.emit("error", err);

@@ -33,4 +33,7 @@ function threadOptions() {
   return {};
 }
 
-module.exports = { name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+/** Bun's IPC channel has no unref(): child.unref() covers it there. */
+function unrefChannel() {}
+
+module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

@@ -32,4 +32,9 @@ function threadOptions() {
   return {};
 }
 
-module.exports = { name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+/** The IPC channel of a child process stops holding the event loop. */
+function unrefChannel(child) {
+  if (child.channel) child.channel.unref();
+}
+
+module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

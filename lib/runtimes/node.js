@@ -53,4 +53,9 @@ function threadOptions(resourceLimits) {
   return { resourceLimits };
 }
 
-module.exports = { name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
+/** The IPC channel of a child process stops holding the event loop. */
+function unrefChannel(child) {
+  if (child.channel) child.channel.unref();
+}
+
+module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
