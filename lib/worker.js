@@ -20,6 +20,23 @@ parentPort.on("message", () => {});
 // again (the serve loop treats an early wake like any other).
 const parkMs = workerData.parkMs;
 
+/**
+ * Sends a start-up message. An error the runtime cannot clone (Bun refuses
+ * some module-loader errors with a DataCloneError) goes as a plain Error
+ * with its name, message, stack and code.
+ */
+function report(message) {
+  try {
+    parentPort.postMessage(message);
+  } catch {
+    const error = message.error;
+    const copy = new Error(String(error && error.message !== undefined ? error.message : error));
+    if (error && typeof error.name === "string") copy.name = error.name;
+    if (error && typeof error.stack === "string") copy.stack = error.stack;
+    parentPort.postMessage({ type: message.type, code: message.code, error: copy });
+  }
+}
+
 serveLane(workerData, {
   sleep(index, value, wake) {
     const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
@@ -28,5 +45,5 @@ serveLane(workerData, {
   },
   wakeWord: (index) => Atomics.notify(i32, index, 1),
   shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
-  report: (message) => parentPort.postMessage(message),
+  report,
 });
