@@ -296,7 +296,7 @@ test("worker.bootstrap gets (data, { thread, totalNumberOfThread, runtime })", a
     const seen = new Set();
     for (let i = 0; i < 200 && seen.size < 2; i++) seen.add(JSON.stringify(await pool.call.bootContext()));
     const contexts = [...seen].map((s) => JSON.parse(s)).sort((a, b) => a.context.thread - b.context.thread);
-    assert.deepEqual(contexts[0], { data: { tag: "t1" }, context: { thread: 0, totalNumberOfThread: 2, runtime: "node" }, frozen: true });
+    assert.deepEqual(contexts[0], { data: { tag: "t1" }, context: { thread: 0, totalNumberOfThread: 2, runtime: hostRuntime }, frozen: true });
     if (contexts.length === 2) assert.equal(contexts[1].context.thread, 1);
   } finally {
     await pool.shutdown();

@@ -7,6 +7,8 @@
 // they sleep, wake a sleeper and report start-up.
 
 const native = require("./native.js");
+// The runtime this worker runs on ("node", "bun", "deno"), for the bootstrap context.
+const runtimeName = require("./runtimes/index.js").host.name;
 const { L, WorkerLane } = require("./lane.js");
 const { Claimant } = require("./steal.js");
 const { Encoder } = require("./codec.js");
@@ -80,7 +82,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
       throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
     }
     // The context knitting gives its bootstrap; workers here always run on Node.
-    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }));
+    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: runtimeName }));
   }
 
   async function loadTasks() {
