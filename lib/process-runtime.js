@@ -5,7 +5,9 @@
 // memfd it hands each child as an inherited descriptor, or from a POSIX shm
 // name the child reopens (worker.processSharedMemory). The IPC channel only
 // carries start-up: the host's "start", the child's "mapped", "ready" or
-// "init-error". Waits and wakes on the region go through the Rust shared
+// "init-error" (ipc-message.js). The children run on Node, Bun or Deno
+// (worker.processRuntime; runtimes/ says how each starts). Waits and wakes
+// on the region go through the Rust shared
 // futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on
 // which Atomics.wait throws and Atomics.notify wakes nobody.
 

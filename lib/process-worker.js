@@ -3,6 +3,7 @@
 // then serves its lane (serve.js). It parks on a Rust thread that sleeps on
 // the shared futex (src/process/waiter.rs), so its event loop keeps running
 // while it waits. It exits when the host goes away (the IPC channel closes).
+// The same file runs under Node, Bun and Deno (worker.processRuntime).
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
