@@ -117,6 +117,7 @@ class Pool {
     this.queueHead = 0;
     this.inFlight = 0; // calls placed in slots (answered or not)
     this.pending = 0; // calls submitted and not yet settled
+    this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
@@ -356,6 +357,7 @@ class Pool {
   }
 
   rejectAll(err) {
+    this.abandonAwaitingArg(err);
     for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err);
     this.queue = [];
     this.queueHead = 0;
@@ -484,26 +486,47 @@ class Pool {
     let inner = null;
     let rejectOuter;
     let abortedWith = null;
+    // Until the argument settles the call is in no queue and no slot, so
+    // shutdown reaches it through `awaitingArg` (an argument that never
+    // settles must not leave the call pending forever).
+    const abandon = (reason) => {
+      this.awaitingArg.delete(abandon);
+      abortedWith = { reason };
+      rejectOuter(reason);
+    };
     const outer = new Promise((resolve, reject) => {
       rejectOuter = reject;
-      argPromise.then((value) => {
-        if (abortedWith !== null) return;
-        if (abortSignal !== null && abortSignal.aborted) {
-          reject(abortError(abortSignal.reason));
-          return;
-        }
-        inner = this.submit(task, value, callOptions);
-        inner.then(resolve, reject);
-      }, reject);
+      argPromise.then(
+        (value) => {
+          if (abortedWith !== null) return;
+          this.awaitingArg.delete(abandon);
+          if (abortSignal !== null && abortSignal.aborted) {
+            reject(abortError(abortSignal.reason));
+            return;
+          }
+          inner = this.submit(task, value, callOptions);
+          inner.then(resolve, reject);
+        },
+        (err) => {
+          this.awaitingArg.delete(abandon);
+          reject(err);
+        },
+      );
     });
+    this.awaitingArg.add(abandon);
     if (this.table[task].abortAware) {
       outer.reject = (reason) => {
         if (inner !== null) inner.reject(reason);
-        else abortedWith = { reason };
+        else abandon(reason);
         rejectOuter(reason);
       };
     }
     return outer;
+  }
+
+  /** Shutdown: calls still waiting for their argument reject with `err`. */
+  abandonAwaitingArg(err) {
+    for (const abandon of [...this.awaitingArg]) abandon(err);
   }
 
   /** host traces: each new power-of-two peak of calls waiting for a slot. */
@@ -767,6 +790,9 @@ class Pool {
       // Not a shutdown: a bad argument must not stop the pool.
       return Promise.reject(new RangeError(`knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`));
     }
+    // New calls reject from here on, so a call whose argument arrives later
+    // would too: it rejects now, even while submitted calls may finish.
+    this.abandonAwaitingArg(shutdownError());
     const wait = this.options.worker.resolveAfterFinishingAll || delayMs !== undefined;
     if (this.debug) {
       this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);
