@@ -19,6 +19,7 @@ const { buildTaskTable, workerTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
 const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
+const hard = require("./hard-timeout.js");
 
 const WORKER_MARK = "__knittingNativeWorker";
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
@@ -158,6 +159,7 @@ class Pool {
     if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i, wakeWorker));
     this.inline = options.inliner ? new InlineLane(this, table, options.inliner) : null;
     this.choices = this.inline === null ? this.lanes : options.inliner.position === "first" ? [this.inline, ...this.lanes] : [...this.lanes, this.inline];
+    this.allChoices = this.choices; // `choices` stands in for lanes whose workers are being replaced
     this.choose = makeBalancer(topology.balancer);
     this.serialChannel = !topology.steal && topology.dispatcher === "serial-channel";
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
@@ -296,8 +298,19 @@ class Pool {
         }
       }
       const cause = this.killedFor[lane] || reported || undefined;
+      // Terminated by the host: what it held but never started runs on the
+      // replacement (hard-timeout.js).
+      const again = this.killedFor[lane] !== null ? hard.recoverUnstarted(this, lane, (slots, slot) => this.takeRequest(slots, slot)) : [];
       this.killedFor[lane] = null;
-      const held = this.takeBack(lane);
+      if (this.shared === null) this.choices = hard.liveChoices(this);
+      const held = this.takeBack(lane).filter((call) => !again.includes(call));
+      for (const call of again) {
+        call.lane = null;
+        call.slot = -1;
+        if (call.extra !== null && call.extra.hardTimer !== null) clearTimeout(call.extra.hardTimer);
+        if (call.extra !== null) call.extra.hardTimer = null;
+      }
+      if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
@@ -551,29 +564,39 @@ class Pool {
 
   /**
    * worker.hardTimeoutMs passed since the call was handed to a worker:
-   * replace that worker if it has started the call. A call still waiting in
-   * its slot behind another gets another period (the one ahead of it is the
-   * runaway, and its own timer fires first).
+   * replace that worker if this call, or a settled call, holds its thread
+   * (hard-timeout.js says which); otherwise the call gets another period.
    */
   onHardTimeout(call) {
     call.extra.hardTimer = null;
     if (call.done || call.lane === null) return;
-    const slots = call.lane;
-    if (Atomics.load(this.i32, slots.slotWord(call.slot) + 5) === 0) {
-      call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
+    const { verdict, lane, holder } = hard.judge(this, call);
+    if (verdict === hard.WAIT || this.killedFor[lane] !== null) {
+      // Being replaced already: the exit settles it, or places it again.
+      if (this.killedFor[lane] === null || lane < 0) call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
-    // Started: by its lane's worker, or by the worker that claimed it.
-    const lane = slots === this.shared ? this.shared.ownerOf(call.slot) : slots.lane;
-    if (this.killedFor[lane] !== null) return; // already being replaced: the exit rejects it
     const worker = this.workers[lane];
-    const err = hardTimeoutError(this.table[call.task].name, this.hardTimeoutMs, lane);
-    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
-    this.finish(call, false, err);
+    const err = hardTimeoutError(this.table[holder.task].name, this.hardTimeoutMs, lane);
+    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${holder.id}: replacing it`);
     if (worker !== null) {
+      // From here on no new call goes to this worker (liveChoices; and a
+      // call it claims and never starts is placed again at its exit).
       this.killedFor[lane] = err;
+      if (this.shared === null) this.choices = hard.liveChoices(this);
       worker.terminate();
     }
+    if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
+  }
+
+  /** Decodes the request still in a slot (its block, if any, is freed). */
+  takeRequest(slots, slot) {
+    const w = slots.slotWord(slot);
+    const len = this.i32[w + 2];
+    const ext = this.i32[w + 3];
+    if (ext === NO_EXT) return decode(this.u8, slots.slotPayload(slot), len);
+    this.i32[w + 3] = NO_EXT;
+    return this.payload.read(ext >>> 0, len);
   }
 
   /**

@@ -12,6 +12,7 @@ const { Claimant } = require("./steal.js");
 const { Encoder, decode } = require("./codec.js");
 const { PayloadRegion } = require("./payload.js");
 const { registry } = require("./task.js");
+const { STARTED, startedWord } = require("./slot-state.js");
 
 const NO_EXT = L.noExt | 0;
 const STATUS_VALUE = 0;
@@ -149,6 +150,7 @@ function serveLane(setup, { sleep, wakeWord, report }) {
 
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
+    i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
     try {
       encodeInto(slot, value);
     } catch (err) {
@@ -187,7 +189,7 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     const len = i32[w + 2];
     const ext = i32[w + 3];
     let result;
-    i32[w + 5] = 1; // STARTED: the host's hard timeout now counts this call as running
+    i32[startedWord(w)] = STARTED.RUNNING; // the host's hard timeout now counts this call as running
     try {
       let arg;
       if (ext === NO_EXT) {
@@ -204,6 +206,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       return;
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      // The thread is free again: a later call may hold it, not this one.
+      i32[startedWord(w)] = STARTED.AWAITING;
       asyncRunning++;
       Promise.resolve(result).then(
         (value) => {

@@ -23,7 +23,9 @@
 //!           +12 word EXT          offset in the payload region, or NO_EXT when inline
 //!           +16 word SIGNAL       request: abort word index + 1, or 0 for none
 //!           +20 word STARTED      request: 0; the worker sets 1 when it starts
-//!                                 the call (read by the host's hard timeout)
+//!                                 the call, 2 once its task awaits a promise,
+//!                                 3 once it ended (read by the host's hard
+//!                                 timeout: `lib/slot-state.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
 //!                                 (`steal.rs`); unused in private lanes
 //!           +28 reserved
