@@ -625,11 +625,11 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
 test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size", () => {
   const small = new Encoder({ maxPayloadBytes: 1000 });
   assertCodecError(() => small.encode("x".repeat(2000)), RangeError, CODEC_ERRORS.LIMIT,
-    /^knitting-native: payload of 2005 bytes exceeds maxPayloadBytes \(1000\)$/);
+    /^knitting-native: payload of 2005 bytes exceeds payload\.maxPayloadBytes \(1000\); raise payload\.maxPayloadBytes/);
   assertCodecError(() => small.encode({ a: "x".repeat(600), b: "\u4e2d".repeat(300) }), RangeError,
-    CODEC_ERRORS.LIMIT, /payload of 1221 bytes exceeds maxPayloadBytes \(1000\)/);
+    CODEC_ERRORS.LIMIT, /payload of 1221 bytes exceeds payload\.maxPayloadBytes \(1000\)/);
   assertCodecError(() => small.encode(new Map([[1, "y".repeat(2000)]])), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of \d+ bytes exceeds maxPayloadBytes \(1000\)/);
+    /payload of \d+ bytes exceeds payload\.maxPayloadBytes \(1000\)/);
   // exactly at the limit is fine
   assert.equal(small.encode("x".repeat(995)).length, 1000);
   assertCodecError(() => small.encode("x".repeat(996)), RangeError, CODEC_ERRORS.LIMIT, /payload of 1001 bytes/);
@@ -643,7 +643,7 @@ test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size
   const def = new Encoder();
   const nine = Buffer.alloc(9 * 1024 * 1024);
   assertCodecError(() => def.encode(nine), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of 9437190 bytes exceeds maxPayloadBytes \(8388608\)/);
+    /payload of 9437190 bytes exceeds payload\.maxPayloadBytes \(8388608\)/);
   // a function behind the oversized part is still reported as a function
   assertCodecError(() => small.encode(["x".repeat(2000), () => 1]), TypeError, CODEC_ERRORS.FUNCTION);
   assert.deepStrictEqual(viaEncode([1, 2], small), [1, 2]);

@@ -12,8 +12,8 @@ const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { HostSubmit } = require("./steal.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline-lane.js");
-const { Encoder, decode } = require("./codec.js");
-const { PayloadRegion } = require("./payload.js");
+const { Encoder, decode, CODEC_ERRORS } = require("./codec.js");
+const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable } = require("./task-table.js");
 const { callerHref } = require("./task.js");
@@ -24,6 +24,8 @@ const hard = require("./hard-timeout.js");
 const WORKER_MARK = "__knittingNativeWorker";
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
+// encodeRequest: the payload region has no room for the argument now.
+const WAIT_FOR_ROOM = 2;
 
 // Drain passes with nothing found before the host arms the doorbell and
 // sleeps. Each pass is one turn of the event loop (setImmediate) plus a
@@ -85,6 +87,7 @@ class CallExtra {
     this.hardTimer = null; // worker.hardTimeoutMs
     this.abortSignal = null; // a caller's AbortSignal
     this.onAbort = null;
+    this.encoded = null; // its argument's bytes, while it waits for room in the payload region
   }
 }
 
@@ -152,7 +155,7 @@ class Pool {
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
     this.payloadSab = memory.payload;
-    this.payload = new PayloadRegion(this.payloadSab, true);
+    this.payload = new PayloadRegion(this.payloadSab, true, this.i32, (index, count) => this.runtime.wakeWorker(this.i32, index, count));
     // Private lanes, one per worker, in index order; `choices` adds the
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
@@ -197,6 +200,7 @@ class Pool {
     this.armedAt = 0;
     this.rings = 0; // doorbell rings, for the signals traces
     this.queuePeak = 0; // longest queue seen, for the host traces
+    this.roomTraced = false; // the host traces said calls wait for payload room
     this.doorbell = this.useDoorbell ? this.startDoorbell() : null;
     if (this.debug) {
       const how = topology.steal
@@ -621,7 +625,9 @@ class Pool {
       }
       slot = slots.freeSlot();
     }
-    if (this.encodeRequest(slots, slot, call)) {
+    const encoded = this.encodeRequest(slots, slot, call);
+    if (encoded === WAIT_FOR_ROOM) return false; // stays queued: retried at the next drain
+    if (encoded) {
       slots.publish(slot, call);
       call.lane = slots;
       call.slot = slot;
@@ -642,18 +648,32 @@ class Pool {
     }
   }
 
-  /** Step 1: write the request. On an encoding error the call is rejected. */
+  /**
+   * Step 1: write the request. On an encoding error the call is rejected
+   * (false). WAIT_FOR_ROOM: other calls' payloads fill the payload region;
+   * the encoded argument stays with the call until a retry finds room.
+   */
   encodeRequest(lane, slot, call) {
     const i32 = this.i32;
     const w = lane.slotWord(slot);
     try {
-      const at = lane.slotPayload(slot);
-      let len = this.encoder.encodeInto(call.arg, this.u8, at, L.inlineBytes);
+      let len;
       let ext = NO_EXT;
-      if (len < 0) {
-        const bytes = this.encoder.encode(call.arg);
-        ext = this.payload.write(bytes);
-        len = bytes.length;
+      const extra = call.extra;
+      if (extra !== null && extra.encoded !== null) {
+        len = extra.encoded.length;
+        ext = this.payload.tryWrite(extra.encoded);
+        if (ext === NO_ROOM) return this.waitForRoom(call, extra.encoded);
+        extra.encoded = null;
+      } else {
+        len = this.encoder.encodeInto(call.arg, this.u8, lane.slotPayload(slot), L.inlineBytes);
+        if (len < 0) {
+          const bytes = this.encoder.encode(call.arg);
+          ext = this.payload.tryWrite(bytes);
+          len = bytes.length;
+          // encode()'s bytes are only valid until the next encode: keep a copy.
+          if (ext === NO_ROOM) return this.waitForRoom(call, bytes.slice());
+        }
       }
       i32[w] = call.task;
       i32[w + 1] = call.id;
@@ -667,6 +687,27 @@ class Pool {
     }
     call.arg = undefined;
     return true;
+  }
+
+  /** encodeRequest found no room for `bytes`: the call waits, unless nothing could ever free any. */
+  waitForRoom(call, bytes) {
+    if (this.inFlight === 0) {
+      // No call holds a block, yet the region is full: its blocks were lost
+      // (a worker that died between writing and publishing, say). Waiting
+      // would never end.
+      const err = new RangeError(
+        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of it (lost blocks); this pool cannot send large payloads any more`,
+      );
+      err.code = CODEC_ERRORS.LIMIT;
+      throw err;
+    }
+    extraOf(call).encoded = bytes;
+    call.arg = undefined;
+    if (this.debug && !this.roomTraced) {
+      this.roomTraced = true;
+      this.debug("host", `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`);
+    }
+    return WAIT_FOR_ROOM;
   }
 
   drain() {
@@ -688,6 +729,11 @@ class Pool {
     }
     this.pump();
     if (this.serialChannel) this.flushLanes();
+    if (this.inFlight === 0 && this.payload.hasWaiters()) {
+      // A worker waiting for room holds an unanswered call, so with none in
+      // slots the count is stale: a worker died while parked for room.
+      this.payload.clearWaiters();
+    }
     if (this.inFlight === 0 || this.state === CLOSED) return;
     if (settled > 0) {
       this.idleHops = 0;
@@ -739,7 +785,7 @@ class Pool {
 
   freePayload(ext) {
     try {
-      this.payload.arena.free(ext >>> 0);
+      this.payload.free(ext >>> 0);
     } catch (err) {
       if (this.debug) this.debug("host", `payload block ${ext >>> 0} could not be freed: ${err.message}`);
     }
@@ -750,12 +796,15 @@ class Pool {
     this.flushQueued = false;
     if (this.shared !== null) {
       this.shared.flush();
-      return;
+    } else {
+      // serial-channel: this pass is where queued calls are dispatched.
+      if (this.serialChannel) this.pump();
+      const lanes = this.lanes;
+      for (let i = 0; i < lanes.length; i++) lanes[i].flush();
     }
-    // serial-channel: this pass is where queued calls are dispatched.
-    if (this.serialChannel) this.pump();
-    const lanes = this.lanes;
-    for (let i = 0; i < lanes.length; i++) lanes[i].flush();
+    // A worker parked for room must start the calls just published: their
+    // arguments hold room only it can free (payload.js).
+    this.payload.nudge();
   }
 
   /** Moves queued calls into free slots. */

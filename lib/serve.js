@@ -10,7 +10,8 @@ const native = require("./native.js");
 const { L, WorkerLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { Claimant } = require("./steal.js");
 const { Encoder, decode } = require("./codec.js");
-const { PayloadRegion } = require("./payload.js");
+const { PayloadRegion, NO_ROOM } = require("./payload.js");
+const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
 const { STARTED, startedWord } = require("./slot-state.js");
 
@@ -60,7 +61,7 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord)
     : null;
   const port = steal ? claimant : lane;
-  const payload = new PayloadRegion(payloadBuffer, false);
+  const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   const encoder = new Encoder({ maxPayloadBytes });
   let table = null;
   let flushQueued = false;
@@ -133,7 +134,10 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     };
   }
 
-  /** Encodes `value` into a slot (inline, or in the payload region). */
+  /**
+   * Encodes `value` into a slot (inline, or in the payload region): true;
+   * or, when the region has no room now, a copy of the encoded bytes.
+   */
   function encodeInto(slot, value) {
     const w = port.slotWord(slot);
     const at = port.slotPayload(slot);
@@ -141,29 +145,77 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     let ext = NO_EXT;
     if (len < 0) {
       const bytes = encoder.encode(value);
-      ext = payload.write(bytes);
+      ext = payload.tryWrite(bytes);
+      if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
       len = bytes.length;
     }
     i32[w + 2] = len;
     i32[w + 3] = ext;
+    return true;
   }
 
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
     i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
+    let written;
     try {
-      encodeInto(slot, value);
+      written = encodeInto(slot, value);
     } catch (err) {
       // The result cannot cross: the call rejects with why.
       status = STATUS_THROWN;
       try {
-        encodeInto(slot, err);
+        written = encodeInto(slot, err);
       } catch {
-        encodeInto(slot, new Error(`knitting-native: the task's result could not be sent: ${err && err.message}`));
+        written = encodeInto(slot, unsentError(err));
       }
+    }
+    if (written !== true) {
+      // No room now: the answer waits for some (room-wait.js), in order.
+      waiting.defer(slot, status, written);
+      return;
     }
     i32[port.slotWord(slot)] = status;
     port.finish(slot);
+  }
+
+  /** What a call rejects with when its result cannot be sent (small: it fits inline). */
+  function unsentError(err) {
+    const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
+    sent.stack = "";
+    return sent;
+  }
+
+  // Answers waiting for room in the payload region.
+  const waiting = new WaitingAnswers(payload, {
+    write(slot, status, len, ext) {
+      const w = port.slotWord(slot);
+      i32[w + 2] = len;
+      i32[w + 3] = ext;
+      i32[w] = status;
+      port.finish(slot);
+    },
+    writeError(slot, err) {
+      const written = encodeInto(slot, unsentError(err));
+      if (written !== true) throw err; // inline always fits; a broken region is fatal here
+      i32[port.slotWord(slot)] = STATUS_THROWN;
+      port.finish(slot);
+    },
+    flush: () => flushPort(),
+    sleep: (index, value, wake) => sleep(index, value, wake),
+    hasWork: () => (steal ? claimant.anyPending() : lane.hasNew(Atomics.load(i32, lane.req))),
+    resume: () => (steal ? serveClaims() : serve()),
+  });
+
+  /** An async answer was deferred: the worker must get back to its loop to wait for room. */
+  function answerDeferred() {
+    if (steal) {
+      if (parked) claimant.wakeWorker(laneIndex); // its WAKE word: the park ends
+    } else if (laneParked) {
+      // A thread's Atomics.waitAsync ends on a notify; a process worker's
+      // park only when REQ moves, so retry on a timer meanwhile.
+      wakeWord(lane.req);
+      waiting.retryWhile(() => laneParked);
+    }
   }
 
   function flushSoon() {
@@ -214,12 +266,14 @@ function serveLane(setup, { sleep, wakeWord, report }) {
           asyncRunning--;
           respond(slot, STATUS_VALUE, value);
           flushSoon();
+          if (waiting.size !== 0) answerDeferred();
           asyncDone();
         },
         (err) => {
           asyncRunning--;
           respond(slot, STATUS_THROWN, err);
           flushSoon();
+          if (waiting.size !== 0) answerDeferred();
           asyncDone();
         },
       );
@@ -248,13 +302,22 @@ function serveLane(setup, { sleep, wakeWord, report }) {
         fresh &= fresh - 1;
         run(slot);
       }
+      // The calls just started freed their arguments' room.
+      if (waiting.size !== 0) waiting.retry();
       lane.flush();
     }
     park();
   }
 
+  // Whether this lane worker is parked on REQ.
+  let laneParked = false;
+
   /** Sleep until the host publishes a request (it wakes us when SLEEPING). */
   function park() {
+    if (waiting.size !== 0) {
+      waiting.park(); // answers wait for room: park on ROOM_SEQ instead
+      return;
+    }
     Atomics.store(i32, lane.sleeping, 1);
     const req = Atomics.load(i32, lane.req);
     if (lane.hasNew(req)) {
@@ -262,10 +325,12 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       setImmediate(serve);
       return;
     }
+    laneParked = true;
     sleep(lane.req, req, wake);
   }
 
   function wake() {
+    laneParked = false;
     // The host cleared SLEEPING when it notified; clear it for a timeout or a
     // spurious wake too.
     Atomics.store(i32, lane.sleeping, 0);
@@ -326,6 +391,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       const running = asyncRunning;
       const started = performance.now();
       for (let i = 0; i < n; i++) run(claimed[i]);
+      // The calls just started freed their arguments' room.
+      if (waiting.size !== 0) waiting.retry();
       // The answers are published before the next calls start: those may be
       // long, and the host should not wait for these meanwhile.
       flushClaims();
@@ -348,6 +415,10 @@ function serveLane(setup, { sleep, wakeWord, report }) {
   /** Sleep until the host publishes work (it bumps and notifies this worker's WAKE when SLEEPERS is set). */
   function parkClaims() {
     if (parked) return;
+    if (waiting.size !== 0) {
+      waiting.park(); // answers wait for room: park on ROOM_SEQ instead
+      return;
+    }
     claimant.stopSpinning();
     const wake = claimant.wakeWord(laneIndex);
     const seq = Atomics.load(i32, wake);

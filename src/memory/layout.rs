@@ -3,7 +3,8 @@
 //! `layout()` (see `bindings.rs`) and never hard-codes one.
 //!
 //! ```text
-//! offset 0      header line     magic, version, lane count, slot geometry
+//! offset 0      header line     magic, version, lane count, slot geometry;
+//!                               ROOM_SEQ, ROOM_WAITERS (payload room, below)
 //! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
 //! offset 128    lane 0          see below, LANE_STRIDE bytes
 //! ...           lane n-1
@@ -87,6 +88,13 @@ pub mod word {
     pub const INLINE_BYTES: usize = 5;
     pub const LANE_STRIDE: usize = 6;
     pub const ABORT_SLOTS: usize = 7;
+    /// Payload room (`lib/payload.js`): workers whose answers wait for room
+    /// in the payload region park on ROOM_SEQ, counted in ROOM_WAITERS;
+    /// whoever frees a block (or the host, publishing calls) bumps ROOM_SEQ
+    /// and wakes them while ROOM_WAITERS is not 0. Written only while the
+    /// region is full, so the header line stays read-mostly.
+    pub const ROOM_SEQ: usize = 8;
+    pub const ROOM_WAITERS: usize = 9;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
     pub const ARMED: usize = 17;
