@@ -17,11 +17,13 @@ const modes = [
   ["private lanes, one worker", { threads: 1 }],
   ["private lanes, two workers", { threads: 2, host: { steal: false } }],
   ["work stealing, two workers", { threads: 2 }],
+  ["worker processes, one worker", { threads: 1, worker: { runtime: "process" } }],
 ];
+const withHardTimeout = (options) => ({ ...options, worker: { ...options.worker, hardTimeoutMs: HARD_MS } });
 
 for (const [name, options] of modes) {
   test(`${name}: calls made right after a KNT_HARD_TIMEOUT run on the replacement`, async () => {
-    const pool = createPool({ ...options, worker: { hardTimeoutMs: HARD_MS } })(t);
+    const pool = createPool(withHardTimeout(options))(t);
     try {
       await within(pool.ready, 30_000, "start-up");
       for (let round = 0; round < 2; round++) {
@@ -37,7 +39,7 @@ for (const [name, options] of modes) {
   });
 
   test(`${name}: the call holding the thread gets KNT_HARD_TIMEOUT, an async call waiting on that worker KNT_WORKER_EXIT`, async () => {
-    const pool = createPool({ ...options, worker: { hardTimeoutMs: HARD_MS } })(t);
+    const pool = createPool(withHardTimeout(options))(t);
     try {
       await within(pool.ready, 30_000, "start-up");
       // One async call per worker, each well within the limit on its own;
@@ -67,7 +69,7 @@ for (const [name, options] of modes) {
   });
 
   test(`${name}: an async call that never settles is itself the runaway`, async () => {
-    const pool = createPool({ ...options, worker: { hardTimeoutMs: HARD_MS } })(t);
+    const pool = createPool(withHardTimeout(options))(t);
     try {
       await within(pool.ready, 30_000, "start-up");
       const hung = await outcome(pool.call.hangAsync(), "the hung call");
