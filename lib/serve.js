@@ -415,11 +415,11 @@ function serveLane(setup, { sleep, wakeWord, report }) {
   /** Sleep until the host publishes work (it bumps and notifies this worker's WAKE when SLEEPERS is set). */
   function parkClaims() {
     if (parked) return;
+    claimant.stopSpinning();
     if (waiting.size !== 0) {
       waiting.park(); // answers wait for room: park on ROOM_SEQ instead
       return;
     }
-    claimant.stopSpinning();
     const wake = claimant.wakeWord(laneIndex);
     const seq = Atomics.load(i32, wake);
     Atomics.or(i32, claimant.sleepers, claimant.bit);
