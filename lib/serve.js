@@ -202,7 +202,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     },
     flush: () => flushPort(),
     sleep: (index, value, wake) => sleep(index, value, wake),
-    hasWork: () => (steal ? claimant.anyPending() : lane.hasNew(Atomics.load(i32, lane.req))),
+    // As parkClaims: pending work another idle worker should take is not this one's.
+    hasWork: () => (steal ? claimant.anyPending() && !(asyncRunning !== 0 && claimant.othersIdle()) : lane.hasNew(Atomics.load(i32, lane.req))),
     resume: () => (steal ? serveClaims() : serve()),
   });
 
