@@ -16,6 +16,10 @@
 //  - NOT_STARTED with the thread free, or ANSWERED: another period.
 
 const { STARTED, startedWord } = require("./slot-state.js");
+const { L } = require("./lane.js");
+const { decode } = require("./codec.js");
+
+const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 
 const WAIT = 0; // another period
 const BLAME_CALL = 1; // this call is the runaway
@@ -68,24 +72,42 @@ function liveChoices(pool) {
 }
 
 /**
- * Worker `lane` was terminated by the host: the calls it held but never
- * started (queued behind the runaway in its lane, or claimed with it) are
- * taken out of their slots with their argument decoded back, to be placed
- * again; nothing of theirs ran, so nothing runs twice. Their slots' EXT is
- * cleared so that taking the lane back does not free a block twice.
+ * Worker `lane` was terminated by the host (call before taking its lane
+ * back): the calls it held but never started (queued behind the runaway in
+ * its lane, or claimed with it) get their argument decoded back from their
+ * slots and are returned unplaced, to be queued again; nothing of theirs
+ * ran, so nothing runs twice. Their slots' EXT is cleared so that taking
+ * the lane back does not free a block twice.
  */
-function recoverUnstarted(pool, lane, decodeRequest) {
+function recoverUnstarted(pool, lane) {
   const recovered = [];
   for (const { call, slots, slot } of heldBy(pool, lane)) {
     if (call.done || stateOf(pool, slots, slot) !== STARTED.NOT_STARTED) continue;
     try {
-      call.arg = decodeRequest(slots, slot);
+      call.arg = takeRequest(pool, slots, slot);
     } catch {
       continue; // unreadable: it fails with the worker's other calls
+    }
+    call.lane = null;
+    call.slot = -1;
+    const extra = call.extra;
+    if (extra !== null && extra.hardTimer !== null) {
+      clearTimeout(extra.hardTimer); // placing it again starts a new period
+      extra.hardTimer = null;
     }
     recovered.push(call);
   }
   return recovered;
+}
+
+/** Decodes the request still in a slot (its payload block, if any, is freed). */
+function takeRequest(pool, slots, slot) {
+  const w = slots.slotWord(slot);
+  const len = pool.i32[w + L.slotWordLen];
+  const ext = pool.i32[w + L.slotWordExt];
+  if (ext === NO_EXT) return decode(pool.u8, slots.slotPayload(slot), len);
+  pool.i32[w + L.slotWordExt] = NO_EXT;
+  return pool.payload.read(ext >>> 0, len);
 }
 
 module.exports = { judge, liveChoices, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };

@@ -304,16 +304,10 @@ class Pool {
       const cause = this.killedFor[lane] || reported || undefined;
       // Terminated by the host: what it held but never started runs on the
       // replacement (hard-timeout.js).
-      const again = this.killedFor[lane] !== null ? hard.recoverUnstarted(this, lane, (slots, slot) => this.takeRequest(slots, slot)) : [];
+      const again = this.killedFor[lane] !== null ? hard.recoverUnstarted(this, lane) : [];
       this.killedFor[lane] = null;
       if (this.shared === null) this.choices = hard.liveChoices(this);
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
-      for (const call of again) {
-        call.lane = null;
-        call.slot = -1;
-        if (call.extra !== null && call.extra.hardTimer !== null) clearTimeout(call.extra.hardTimer);
-        if (call.extra !== null) call.extra.hardTimer = null;
-      }
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       for (const call of held) {
         this.releaseSignal(call);
@@ -591,16 +585,6 @@ class Pool {
       worker.terminate();
     }
     if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
-  }
-
-  /** Decodes the request still in a slot (its block, if any, is freed). */
-  takeRequest(slots, slot) {
-    const w = slots.slotWord(slot);
-    const len = this.i32[w + 2];
-    const ext = this.i32[w + 3];
-    if (ext === NO_EXT) return decode(this.u8, slots.slotPayload(slot), len);
-    this.i32[w + 3] = NO_EXT;
-    return this.payload.read(ext >>> 0, len);
   }
 
   /**
