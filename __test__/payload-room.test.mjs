@@ -59,14 +59,13 @@ for (const [name, options] of modes) {
     }
   });
 
-  // The worst case: every call's argument and answer are about a third of
-  // the region, so the answers of the calls running now need the room that
-  // the arguments of the calls queued behind them hold. A worker that
-  // blocked on its answer would never start those calls (deadlock).
-  test(`${name}: answers and arguments of a third of the region each, all complete`, async () => {
+  // The worst case: every call's argument and answer are a third, or nearly
+  // half, of the region, so the answers of the calls running now need the
+  // room that the arguments of the calls queued behind them hold. A worker
+  // that blocked on its answer would never start those calls (deadlock).
+  for (const [part, size] of [["a third", 1300 * KB], ["nearly half", 2000 * KB]]) test(`${name}: answers and arguments of ${part} of the region each, all complete`, async () => {
     const pool = createPool({ ...options, payload: { payloadMaxByteLength: 4 * MIB, payloadInitialBytes: MIB, maxPayloadBytes: 4 * MIB } })(t);
     try {
-      const size = 1300 * KB;
       const calls = Array.from({ length: 24 }, (_, i) => {
         const v = String.fromCharCode(65 + (i % 26)).repeat(size);
         return i % 3 === 2 ? pool.call.echoLater([v, i % 4]) : pool.call.echo(v);
