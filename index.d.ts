@@ -308,8 +308,15 @@ export interface SingleTaskPool<A, R, Abortable extends boolean = false> extends
 /** Sizes of the shared-memory payload region that arguments and results travel through. */
 export interface PayloadOptions {
   /**
+   * `"growable"`: the region starts at `payloadInitialBytes` and grows up to
+   * `payloadMaxByteLength`. `"fixed"`: it is allocated once, at
+   * `payloadInitialBytes` if given, else at `payloadMaxByteLength`, and never grows.
+   * @default "growable"
+   */
+  mode?: "growable" | "fixed";
+  /**
    * Bytes the growable shared payload region starts with.
-   * @default 4194304 (4 MiB)
+   * @default 4194304 (4 MiB), or `payloadMaxByteLength` when that is smaller
    */
   payloadInitialBytes?: number;
   /**
@@ -324,7 +331,7 @@ export interface PayloadOptions {
   /**
    * Limit on the encoded size, in bytes, of one call's argument or result. A
    * call over it rejects with a `RangeError` whose `code` is `"KNT_ERROR_3"`.
-   * @default 8388608 (8 MiB)
+   * @default payloadMaxByteLength / 8 (8 MiB)
    */
   maxPayloadBytes?: number;
 }
@@ -341,7 +348,8 @@ export interface BootstrapOptions {
   href: string;
   /**
    * The name of a function the module exports. The worker calls it with
-   * {@link BootstrapOptions.data} and awaits it before loading the tasks. If
+   * {@link BootstrapOptions.data} and a frozen {@link BootstrapContext}, and
+   * awaits it before loading the tasks. If
    * the module fails to load, has no such function, or the function throws or
    * rejects, the pool fails to start (`pool.ready` and every call reject with
    * that error).
@@ -363,7 +371,8 @@ export type ProcessSharedMemory =
   | {
       mode: "named";
       /**
-       * Start of the POSIX shm name (`/<namePrefix>-<32 random hex digits>`):
+       * Start of the POSIX shm name
+       * (`/<namePrefix>-<pid namespace>-<host pid>-<32 random hex digits>`):
        * 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
        * @default "knitting-native"
        */
@@ -392,7 +401,9 @@ export interface WorkerOptions {
    * Runtime "process": `"inherit"` maps an anonymous memfd that each child
    * inherits as a file descriptor; `{ mode: "named" }` creates a POSIX shm
    * object (exclusive, mode 0600, unguessable name) that children reopen by
-   * name, unlinked as soon as every starting worker has mapped it.
+   * name, unlinked as soon as every starting worker has mapped it (by the
+   * workers if the host dies first, or by the next named pool with the same
+   * prefix if it dies before any worker got the name).
    * @default "inherit"
    */
   processSharedMemory?: ProcessSharedMemory;
@@ -444,6 +455,30 @@ export interface WorkerOptions {
    * @default none
    */
   bootstrap?: BootstrapOptions;
+  /** How long an idle worker spins before it parks, and how long it then sleeps at most. */
+  timers?: WorkerTimers;
+}
+
+/** `worker.timers`. */
+export interface WorkerTimers {
+  /** Microseconds an idle worker polls for new calls before it parks (0 to 1,000,000). @default 50 */
+  spinMicroseconds?: number;
+  /**
+   * Longest a parked worker thread sleeps before it looks again (0 to
+   * 3,600,000 ms); worker processes are always woken and ignore it.
+   * @default none: until woken
+   */
+  parkMs?: number;
+}
+
+/** The second argument of a `worker.bootstrap` function. */
+export interface BootstrapContext {
+  /** The worker's index (its lane), 0 to `totalNumberOfThread - 1`. */
+  readonly thread: number;
+  /** The pool's worker count. */
+  readonly totalNumberOfThread: number;
+  /** Always `"node"`: workers run on Node.js. */
+  readonly runtime: "node";
 }
 
 /**
@@ -563,11 +598,12 @@ export interface PoolOptions {
    */
   abortSignalCapacity?: number;
   /**
-   * Prints lifecycle traces (workers started, ready, exited; shutdown) on
-   * stderr. `KNITTING_DEBUG=1` in the environment turns them on for every pool.
+   * Prints traces on stderr: `true` every channel, or an object of channels
+   * (`{ lifecycle: true, imports: true }`; also `host`, `signals`).
+   * `KNITTING_DEBUG=1` in the environment turns them on for every pool.
    * @default false
    */
-  debug?: boolean;
+  debug?: boolean | { host?: boolean; lifecycle?: boolean; imports?: boolean; signals?: boolean };
   /** The host's side: work stealing, dispatcher, doorbell and polling; see {@link HostOptions}. */
   host?: HostOptions;
   /**
@@ -576,7 +612,7 @@ export interface PoolOptions {
    * list is a `TypeError` listing them.
    * @default the least loaded worker
    */
-  balancer?: Balancer;
+  balancer?: Balancer | { strategy: Balancer };
   /**
    * Lets the host run calls itself, as an extra lane; see
    * {@link InlinerOptions}. An object (`{}` for the defaults). Not with
@@ -598,6 +634,16 @@ export interface PoolOptions {
  * - `"KNT_ERROR_3"`: the value is unsupported, or its encoded size is over
  *   the payload limit (`payload.maxPayloadBytes`, or what an empty payload region
  *   holds; then the error is a `RangeError`).
+ * - `"KNT_INVALID_OPTION"`: a `createPool` option (or a call's options) is wrong
+ *   (a `TypeError` or `RangeError` naming the option's full path).
+ * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
+ * - `"KNT_POOL_IN_WORKER"`: `createPool` ran inside a pool worker (a task
+ *   module creating its pool without the `isMain` guard).
+ * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
+ *   of the pool (a `TypeError` listing the tasks).
+ * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
+ * - `"KNT_WORKER_START_FAILED"`: the code of the warning printed once when a
+ *   pool's workers keep dying while they start.
  * - `"KNT_POOL_SHUTDOWN"`: the pool was shut down before the call settled, or
  *   the call was made after `shutdown()`.
  * - `"KNT_WORKER_EXIT"`: the worker holding the call exited (a {@link WorkerExitError}).
@@ -606,6 +652,8 @@ export interface PoolOptions {
  *   worker was terminated and replaced.
  * - `"KNT_ABORT_SIGNALS_EXHAUSTED"`: more abort-aware calls in flight than
  *   `abortSignalCapacity` (the error is a `RangeError`).
+ * - `"KNT_REGION_CORRUPT"`: a word the call needed, read from the pool's
+ *   shared memory, made no sense (task code wrote into that memory).
  */
 export type KnittingErrorCode =
   | "KNT_ERROR_0"
@@ -616,7 +664,14 @@ export type KnittingErrorCode =
   | "KNT_WORKER_EXIT"
   | "KNT_TASK_TIMEOUT"
   | "KNT_HARD_TIMEOUT"
-  | "KNT_ABORT_SIGNALS_EXHAUSTED";
+  | "KNT_ABORT_SIGNALS_EXHAUSTED"
+  | "KNT_REGION_CORRUPT"
+  | "KNT_INVALID_OPTION"
+  | "KNT_INVALID_TASK"
+  | "KNT_POOL_IN_WORKER"
+  | "KNT_UNKNOWN_TASK"
+  | "KNT_TOO_MANY_TASKS"
+  | "KNT_WORKER_START_FAILED";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or

@@ -36,7 +36,8 @@ const OPTION_CASES = [
     ...[0, -1, -MIB, 2 ** 40].map((v) => bad({ payload: { [k]: v } }, RangeError, `payload.${k}`)),
   ]),
   bad({ payload: { payloadInitialBytes: 2 * MIB, payloadMaxByteLength: MIB } }, RangeError, "payload.payloadInitialBytes"),
-  bad({ payload: { payloadMaxByteLength: MIB } }, RangeError, "payload.payloadMaxByteLength"), // defaults exceed it
+  ...["grow", 1, null].map((v) => bad({ payload: { mode: v } }, TypeError, "payload.mode")),
+  bad({ payload: { mode: "fixed", payloadInitialBytes: MIB, maxPayloadBytes: 2 * MIB } }, RangeError, "payload.maxPayloadBytes"),
   bad({ payload: { maxPayloadBytes: 2 * MIB, payloadMaxByteLength: MIB, payloadInitialBytes: MIB } }, RangeError, "payload.maxPayloadBytes"),
   ...[null, 5, "x", [], true].map((v) => bad({ worker: v }, TypeError, "worker")),
   bad({ worker: { nope: 1 } }, TypeError, "worker.nope"),
@@ -49,7 +50,13 @@ const OPTION_CASES = [
       bad({ worker: { resourceLimits: { [k]: v } } }, null, `worker.resourceLimits.${k}`),
     ),
   ),
-  ...["yes", 1, 0, null, {}, "true"].map((v) => bad({ debug: v }, TypeError, "debug")),
+  ...["yes", 1, 0, null, [], "true"].map((v) => bad({ debug: v }, TypeError, "debug")),
+  bad({ debug: { nope: true } }, TypeError, "debug.nope"),
+  bad({ debug: { host: "yes" } }, TypeError, "debug.host"),
+  ...[null, 5, "x", []].map((v) => bad({ worker: { timers: v } }, TypeError, "worker.timers")),
+  bad({ worker: { timers: { nope: 1 } } }, TypeError, "worker.timers.nope"),
+  ...[-1, NaN, "5", 1e12].map((v) => bad({ worker: { timers: { spinMicroseconds: v } } }, null, "worker.timers.spinMicroseconds")),
+  ...[-1, NaN, "5", 1e12].map((v) => bad({ worker: { timers: { parkMs: v } } }, null, "worker.timers.parkMs")),
   // Scheduling options (every rule: options-scheduling.test.mjs).
   ...[null, 5, "x", [], true].map((v) => bad({ host: v }, TypeError, "host")),
   bad({ host: { nope: 1 } }, TypeError, "host.nope"),
@@ -63,6 +70,8 @@ const OPTION_CASES = [
   bad({ host: { stallFreeLoops: -1 } }, RangeError, "host.stallFreeLoops"),
   bad({ host: { maxBackoffMs: 0 } }, RangeError, "host.maxBackoffMs"),
   ...["nope", 1, null].map((v) => bad({ balancer: v }, TypeError, "balancer")),
+  bad({ balancer: { strategy: "nope" } }, TypeError, "balancer"),
+  bad({ balancer: { strat: "firstIdle" } }, TypeError, "balancer.strat"),
   ...[true, null, "last"].map((v) => bad({ inliner: v }, TypeError, "inliner")),
   bad({ inliner: { position: "middle" } }, TypeError, "inliner.position"),
   bad({ inliner: { batchSize: 0 } }, RangeError, "inliner.batchSize"),
@@ -70,7 +79,7 @@ const OPTION_CASES = [
   bad({ worker: { bootstrap: { href: "./boot.mjs" } }, inliner: {} }, RangeError, "worker.bootstrap"),
 ];
 
-test(`createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/RangeError naming the key`, () => {
+test(`createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/RangeError naming the key, code KNT_INVALID_OPTION`, () => {
   const before = native.regionStats();
   for (const { options, Ctor, key } of OPTION_CASES) {
     const what = `createPool(${describeValue(options)})`;
@@ -84,6 +93,7 @@ test(`createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/R
     if (Ctor === null) assert.ok(thrown instanceof TypeError || thrown instanceof RangeError, `${what}: ${thrown}`);
     else assert.ok(thrown instanceof Ctor, `${what}: expected ${Ctor.name}, got ${thrown && thrown.stack}`);
     assert.match(thrown.message, keyPattern(key), `${what}: the message names ${key}`);
+    assert.equal(thrown.code, "KNT_INVALID_OPTION", `${what}: code`);
   }
   assert.deepEqual(native.regionStats(), before, "validation attaches nothing");
 });
@@ -103,7 +113,7 @@ test("createPool(options)(tasks) rejects wrong task tables with a TypeError nami
     [{ local }, /task "local"/],
   ];
   for (const [tasks, pattern] of cases) {
-    assert.throws(() => make(tasks), (err) => err instanceof TypeError && pattern.test(err.message), describeValue(tasks));
+    assert.throws(() => make(tasks), (err) => err instanceof TypeError && err.code === "KNT_INVALID_TASK" && pattern.test(err.message), describeValue(tasks));
   }
 });
 
@@ -141,6 +151,7 @@ test("task() rejects wrong definitions with a TypeError/RangeError naming the ke
         assert.ok(err instanceof TypeError || err instanceof RangeError, `${what}: ${err && err.stack}`);
         assert.ok(err instanceof Ctor, `${what}: expected ${Ctor.name}, got ${err.name}: ${err.message}`);
         assert.match(err.message, pattern, what);
+        assert.equal(err.code, "KNT_INVALID_OPTION", what);
         return true;
       },
       what,

@@ -85,7 +85,7 @@ test("defaults of the new groups, and every existing field unchanged", () => {
     Object.keys(r).sort(),
     [
       "abortSignalCapacity", "balancer", "debug", "host", "inliner", "maxPayloadBytes",
-      "payloadInitialBytes", "payloadMaxByteLength", "threads", "topology", "worker",
+      "payloadInitialBytes", "payloadMaxByteLength", "payloadMode", "threads", "topology", "worker",
     ],
   );
 });

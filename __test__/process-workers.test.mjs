@@ -224,7 +224,8 @@ test("named shared memory: the name goes once workers mapped it, and after a cra
   try {
     const created = shmEntries(prefix);
     assert.equal(created.length, 1, "the name exists while the workers start");
-    assert.match(created[0], new RegExp(`^${prefix}-[0-9a-f]{32}$`));
+    // <prefix>-<pid namespace>-<creator pid>-<128 random bits>
+    assert.match(created[0], new RegExp(`^${prefix}-\\d+-${process.pid}-[0-9a-f]{32}$`));
     await pool.ready;
     assert.deepEqual(shmEntries(prefix), [], "unlinked once every worker mapped it");
     const victim = await pool.call.pid();

@@ -27,6 +27,12 @@
 //                     [cause value if flags&1], [code value if flags&2], [errors value if flags&4],
 //                     [u32 n, n x (key string, value) if flags&8: other own enumerable properties]
 //   0x11 v8           u32 n, n bytes of require("node:v8").serialize(value)
+//   0x12 shared       u8 kind, u32 origin, u32 seq, u32 byteOffset, u32 byteLength
+//                     a SharedArrayBuffer (kind 14) or a view over one (kinds 0-12), by
+//                     reference: (origin, seq) names the buffer, which travels beside the
+//                     payload (the Encoder's `shared` hook; shared-refs.js); a view keeps
+//                     pointing at the same memory (without a hook, a view over one is copied
+//                     as 0x0f and a SharedArrayBuffer itself is refused)
 // A value the fast path does not cover (Map, Set, RegExp, boxed primitive, class instance, ...) is
 // sent as a nested 0x11 record in place. When an object is reachable twice (shared reference or
 // cycle, also through such a record), an array has holes, or containers nest deeper than MAX_DEPTH,
@@ -73,6 +79,8 @@ const T_DATE = 0x0e;
 const T_BINARY = 0x0f;
 const T_ERROR = 0x10;
 const T_V8 = 0x11;
+const T_SHARED = 0x12;
+const K_SHARED_BUFFER = 14;
 
 const K_UINT8 = 1;
 const K_BUFFER = 11;
@@ -104,6 +112,7 @@ const FALLBACK = -2; // internal: restart through node:v8
 const ObjectProto = Object.prototype;
 const DateProto = Date.prototype;
 const ArrayBufferProto = ArrayBuffer.prototype;
+const SharedArrayBufferProto = SharedArrayBuffer.prototype;
 const getProto = Object.getPrototypeOf;
 const hasOwn = Object.prototype.hasOwnProperty;
 const isArray = Array.isArray;
@@ -161,6 +170,11 @@ class Encoder {
       }
     }
     this.maxPayloadBytes = max;
+    // SharedArrayBuffers go by reference through this hook: `ref(sab)` returns
+    // [origin, seq] naming it (and may throw when it cannot cross), listed
+    // in `pending` until the encoder calls `commit()` (the encoding is used)
+    // or `abort()`; without a hook they are refused.
+    this.shared = options !== undefined && options !== null && options.shared !== undefined ? options.shared : null;
     // current target
     this.u8 = new Uint8Array(0);
     this.end = 0; // absolute index in u8 that must not be reached
@@ -260,9 +274,17 @@ class Encoder {
       r = this._value(value, p, 0);
     } catch (err) {
       this._clearSeen();
+      if (this.shared !== null) this.shared.abort();
       throw this._explain(err, value);
     }
     this._clearSeen();
+    if (this.shared !== null && this.shared.pending.length !== 0) {
+      // References the `shared` hook handed out go out only with an encoding
+      // that is used: not one that did not fit (encodeInto's -1, then
+      // encode() names them again) nor one restarted through node:v8.
+      if (r >= 0) this.shared.commit();
+      else this.shared.abort();
+    }
     if (r === FALLBACK) r = this._v8(value, p);
     return r;
   }
@@ -404,6 +426,7 @@ class Encoder {
       if (isDetachedBuffer(v)) throw new Unsendable("detached", v);
       return this._bytes(K_ARRAYBUFFER, new Uint8Array(v), p);
     }
+    if (proto === SharedArrayBufferProto) return this._shared(K_SHARED_BUFFER, v, 0, v.byteLength, p);
     if (v instanceof Error) return this._error(v, p, d);
     return this._leaf(v, p);
   }
@@ -489,8 +512,26 @@ class Encoder {
       n = v.byteLength;
       if (n === 0 && isDetachedBuffer(v.buffer)) throw new Unsendable("detached", v);
     }
-    const bytes = kind === K_UINT8 || kind === K_BUFFER ? v : new Uint8Array(v.buffer, v.byteOffset, n);
+    const buffer = v.buffer;
+    // Over shared memory: by reference when a `shared` hook is given, else its bytes are copied.
+    if (this.shared !== null && getProto(buffer) === SharedArrayBufferProto) return this._shared(kind, buffer, v.byteOffset, n, p);
+    const bytes = kind === K_UINT8 || kind === K_BUFFER ? v : new Uint8Array(buffer, v.byteOffset, n);
     return this._bytes(kind, bytes, p);
+  }
+
+  /** A SharedArrayBuffer, or a view over one, by reference (the `shared` hook names it). */
+  _shared(kind, sab, byteOffset, byteLength, p) {
+    if (this.shared === null) throw new Unsendable("shared", sab);
+    if (p + 18 > this.end && !this._grow(p + 18)) return OVERFLOW;
+    const [origin, seq] = this.shared.ref(sab);
+    const u8 = this.u8;
+    u8[p] = T_SHARED;
+    u8[p + 1] = kind;
+    w32(u8, p + 2, origin);
+    w32(u8, p + 6, seq);
+    w32(u8, p + 10, byteOffset);
+    w32(u8, p + 14, byteLength);
+    return p + 18;
   }
 
   _bytes(kind, bytes, p) {
@@ -804,6 +845,11 @@ function unsendableError(kind, value, path) {
     return codecError(TypeError, CODEC_ERRORS.FUNCTION,
       `knitting-native: cannot send a function${name}${where}; send data, not code`);
   }
+  if (kind === "shared") {
+    return codecError(TypeError, CODEC_ERRORS.SERIALIZE,
+      `knitting-native: cannot send a SharedArrayBuffer${where} here: it passes by reference only between ` +
+      "the threads of one process (worker threads); copy it into an ArrayBuffer or a typed array to send it by value");
+  }
   if (kind === "symbol") {
     return codecError(TypeError, CODEC_ERRORS.SYMBOL,
       `knitting-native: cannot send a symbol (${value.toString()})${where}; symbols cannot be serialized`);
@@ -928,7 +974,10 @@ function corrupt(why, at) {
   return new RangeError(`knitting-native: corrupt payload (${why} at byte ${at})`);
 }
 
-function decode(source, offset, length) {
+// How the decode in progress finds a SharedArrayBuffer named by (origin, seq): decode's `shared`.
+var dShared = null;
+
+function decode(source, offset, length, shared) {
   if (!(source instanceof Uint8Array) || (offset >>> 0) !== offset || (length >>> 0) !== length ||
       offset + length > source.length) {
     throw new RangeError("knitting-native: decode(source, offset, length) needs a Uint8Array source " +
@@ -947,12 +996,14 @@ function decode(source, offset, length) {
   dU8 = source;
   dPos = offset;
   dEnd = offset + length;
+  dShared = shared === undefined ? null : shared;
   let v;
   try {
     v = readValue(0);
     if (dPos !== dEnd) throw corrupt(`${dEnd - dPos} trailing bytes`, dPos);
   } finally {
     dU8 = null;
+    dShared = null;
   }
   return v;
 }
@@ -1023,6 +1074,8 @@ function readValue(d) {
       return readError(d);
     case T_V8:
       return readV8();
+    case T_SHARED:
+      return readShared();
   }
   throw corrupt(`unknown tag 0x${tag.toString(16).padStart(2, "0")}`, dPos - 1);
 }
@@ -1299,6 +1352,30 @@ function readBinary() {
   return ab;
 }
 
+function readShared() {
+  need(17);
+  const at = dPos - 1;
+  const kind = dU8[dPos++];
+  const origin = r32();
+  const seq = r32();
+  const byteOffset = r32();
+  const byteLength = r32();
+  if (kind > K_DATAVIEW && kind !== K_SHARED_BUFFER) throw corrupt(`unknown shared kind ${kind}`, at + 1);
+  if (dShared === null) throw corrupt("a SharedArrayBuffer reference where none can be resolved", at);
+  const sab = dShared.resolve(origin, seq);
+  if (!(sab instanceof SharedArrayBuffer) || byteOffset > sab.byteLength || byteLength > sab.byteLength - byteOffset) {
+    throw corrupt(`shared reference ${origin}:${seq} does not resolve to a SharedArrayBuffer holding its range`, at);
+  }
+  if (kind === K_SHARED_BUFFER) return sab;
+  if (kind === K_BUFFER) return Buffer.from(sab, byteOffset, byteLength);
+  if (kind === K_DATAVIEW) return new DataView(sab, byteOffset, byteLength);
+  const Ctor = VIEW_CTORS[kind];
+  if (byteLength % Ctor.BYTES_PER_ELEMENT !== 0 || byteOffset % Ctor.BYTES_PER_ELEMENT !== 0) {
+    throw corrupt(`${Ctor.name} over shared bytes ${byteOffset}+${byteLength}`, at);
+  }
+  return new Ctor(sab, byteOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
+}
+
 function readError(d) {
   if (d >= MAX_DEPTH) throw corrupt("nesting too deep", dPos - 1);
   need(1);
@@ -1371,4 +1448,4 @@ function readV8() {
   }
 }
 
-module.exports = { Encoder, decode, CODEC_ERRORS };
+module.exports = { Encoder, decode, CODEC_ERRORS, codecError };

@@ -1,6 +1,7 @@
 "use strict";
 // Traces on stderr, never on the per-call path. Enabled per pool with
-// `debug: true` (every namespace) or for every pool with KNITTING_DEBUG:
+// `debug: true` (every namespace) or `debug: { host: true, ... }` (those
+// namespaces), or for every pool with KNITTING_DEBUG:
 //
 //   KNITTING_DEBUG=1 | true | * | all     every namespace
 //   KNITTING_DEBUG=lifecycle,imports      only these (comma- or space-separated)
@@ -27,14 +28,17 @@ function parseDebugEnv(value) {
 
 /**
  * `(topic, message) => void` writing trace lines for the enabled namespaces,
- * or null when none is enabled (callers test `if (debug)`). The environment
- * is read when the pool is made.
+ * or null when none is enabled (callers test `if (debug)`). `enabled`: the
+ * pool's `debug` option as options.js resolves it (true, false or an array
+ * of namespaces). The environment is read when the pool is made.
  */
 function makeDebug(enabled, poolId) {
   const env = parseDebugEnv(process.env.KNITTING_DEBUG);
-  const all = Boolean(enabled) || env === "all";
-  if (!all && env.size === 0) return null;
-  const on = (topic) => all || env.has(topic);
+  const all = enabled === true || env === "all";
+  const chosen = new Set(Array.isArray(enabled) ? enabled : []);
+  if (env !== "all") for (const name of env) chosen.add(name);
+  if (!all && chosen.size === 0) return null;
+  const on = (topic) => all || chosen.has(topic);
   const t0 = performance.now();
   const debug = (topic, message) => {
     if (!on(topic)) return;

@@ -67,4 +67,17 @@ function unreadableError(cause) {
   return err;
 }
 
-module.exports = { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError };
+/**
+ * A word read from the pool's shared memory made no sense (task code can
+ * write that memory): this call fails, the host does not.
+ */
+function regionCorruptError(what, cause) {
+  const err = new Error(
+    `knitting-native: ${what}; the pool's shared memory is corrupt (task code may have written into it)`,
+    cause === undefined ? undefined : { cause },
+  );
+  err.code = "KNT_REGION_CORRUPT";
+  return err;
+}
+
+module.exports = { regionCorruptError, shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError };

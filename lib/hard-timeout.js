@@ -17,7 +17,6 @@
 
 const { STARTED, startedWord } = require("./slot-state.js");
 const { L } = require("./lane.js");
-const { decode } = require("./codec.js");
 
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 
@@ -83,6 +82,8 @@ function recoverUnstarted(pool, lane) {
   const recovered = [];
   for (const { call, slots, slot } of heldBy(pool, lane)) {
     if (call.done || stateOf(pool, slots, slot) !== STARTED.NOT_STARTED) continue;
+    // Its SharedArrayBuffers went to the workers by reference: not taken back.
+    if (call.shared !== null) continue;
     try {
       call.arg = takeRequest(pool, slots, slot);
     } catch {
@@ -105,9 +106,8 @@ function takeRequest(pool, slots, slot) {
   const w = slots.slotWord(slot);
   const len = pool.i32[w + L.slotWordLen];
   const ext = pool.i32[w + L.slotWordExt];
-  if (ext === NO_EXT) return decode(pool.u8, slots.slotPayload(slot), len);
-  pool.i32[w + L.slotWordExt] = NO_EXT;
-  return pool.payload.read(ext >>> 0, len);
+  pool.i32[w + L.slotWordExt] = NO_EXT; // whatever happens below, the block is not freed again
+  return pool.payload.readSlot(pool.u8, slots.slotPayload(slot), len, ext, pool.sharedRefs);
 }
 
 module.exports = { judge, liveChoices, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };

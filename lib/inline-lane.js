@@ -8,6 +8,7 @@
 
 const { Encoder, decode } = require("./codec.js");
 const { L } = require("./lane.js");
+const { SameThreadRefs } = require("./shared-refs.js");
 
 class InlineLane {
   /**
@@ -21,7 +22,9 @@ class InlineLane {
     this.fns = table.map((entry) => entry.fn);
     this.batchSize = inliner.batchSize;
     this.dispatchThreshold = inliner.dispatchThreshold;
-    this.encoder = new Encoder({ maxPayloadBytes: pool.options.maxPayloadBytes });
+    // The host runs these calls: a SharedArrayBuffer stays the same object.
+    this.refs = new SameThreadRefs();
+    this.encoder = new Encoder({ maxPayloadBytes: pool.options.maxPayloadBytes, shared: this.refs });
     this.queue = [];
     this.head = 0;
     this.inFlight = 0; // queued here or running
@@ -114,8 +117,9 @@ class InlineLane {
   }
 
   copy(value) {
+    this.refs.reset();
     const bytes = this.encoder.encode(value);
-    return decode(bytes, 0, bytes.length);
+    return decode(bytes, 0, bytes.length, this.refs);
   }
 
   /** Calls queued or running here (for shutdown). */

@@ -81,9 +81,11 @@ class HostLane extends LaneGeometry {
   /** Step 6: slots whose responses are ready (cleared from `busy`). */
   takeFinished() {
     const res = Atomics.load(this.i32, this.res);
-    const finished = res ^ this.seenRes;
+    // Only slots the host handed out: RES is in memory task code can
+    // write, and a bit flipped for an idle slot must not settle anything.
+    const finished = (res ^ this.seenRes) & this.busy;
     if (finished !== 0) {
-      this.seenRes = res;
+      this.seenRes ^= finished;
       this.busy &= ~finished;
     }
     return finished;

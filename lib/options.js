@@ -12,6 +12,55 @@ const DEFAULTS = Object.freeze({
   maxPayloadBytes: 8 * MIB,
 });
 
+const PAYLOAD_MODES = ["growable", "fixed"];
+/** A SharedArrayBuffer's practical ceiling here. */
+const MAX_REGION_BYTES = 4 * 1024 * MIB;
+
+/**
+ * The `payload` group. Defaults follow the maximum, as knitting's do: the
+ * initial size is clamped to `payloadMaxByteLength` and `maxPayloadBytes`
+ * defaults to an eighth of it. Values given explicitly are never adjusted:
+ * an explicit initial size above an explicit maximum is an error.
+ * `mode: "fixed"`: the region is allocated once (at `payloadInitialBytes`
+ * if given, else at `payloadMaxByteLength`) and never grows.
+ */
+function resolvePayload(payload) {
+  checkObject(payload, "payload");
+  checkKeys(payload, ["mode", ...Object.keys(DEFAULTS)], "payload.");
+  const mode = payload.mode === undefined ? "growable" : oneOf(payload.mode, "payload.mode", PAYLOAD_MODES);
+  const given = {};
+  for (const key of Object.keys(DEFAULTS)) {
+    // The region itself needs room for its allocator's header and a block.
+    const min = key === "maxPayloadBytes" ? 1 : MIN_REGION_BYTES;
+    if (payload[key] !== undefined) given[key] = integerIn(payload[key], `payload.${key}`, min, MAX_REGION_BYTES);
+  }
+  let max = given.payloadMaxByteLength !== undefined ? given.payloadMaxByteLength : DEFAULTS.payloadMaxByteLength;
+  let initial;
+  if (given.payloadInitialBytes !== undefined) {
+    initial = given.payloadInitialBytes;
+    if (initial > max) {
+      throw optionError(
+        RangeError,
+        `knitting-native: payload.payloadInitialBytes (${initial}) must not exceed payload.payloadMaxByteLength (${max})`,
+      );
+    }
+  } else {
+    initial = mode === "fixed" ? max : Math.min(DEFAULTS.payloadInitialBytes, max);
+  }
+  // A fixed region is one buffer of its initial size (thread-runtime.js makes
+  // a non-growable SharedArrayBuffer when the two sizes are equal).
+  if (mode === "fixed") max = initial;
+  const maxPayloadBytes = given.maxPayloadBytes !== undefined ? given.maxPayloadBytes : Math.max(1, Math.floor(max / 8));
+  if (maxPayloadBytes > max) {
+    throw optionError(
+      RangeError,
+      `knitting-native: payload.maxPayloadBytes (${maxPayloadBytes}) must not exceed ` +
+        `${mode === "fixed" ? "the fixed payload region's size" : "payload.payloadMaxByteLength"} (${max})`,
+    );
+  }
+  return { payloadMode: mode, payloadInitialBytes: initial, payloadMaxByteLength: max, maxPayloadBytes };
+}
+
 /** Abort-aware calls that may be in flight at once, by default. */
 const DEFAULT_ABORT_SIGNALS = 1024;
 
@@ -19,6 +68,16 @@ const DEFAULT_ABORT_SIGNALS = 1024;
 function defaultThreads() {
   const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
   return Math.max(1, cores - 1);
+}
+
+/**
+ * An invalid option: a TypeError (wrong type, unknown key) or RangeError
+ * (out of bounds) whose `code` lets callers tell it from other errors.
+ */
+function optionError(Ctor, message) {
+  const err = new Ctor(message);
+  err.code = "KNT_INVALID_OPTION";
+  return err;
 }
 
 function describe(value) {
@@ -32,7 +91,7 @@ function describe(value) {
 function checkKeys(object, allowed, where) {
   for (const key of Object.keys(object)) {
     if (!allowed.includes(key)) {
-      throw new TypeError(
+      throw optionError(TypeError,
         `knitting-native: unknown option ${where}${key}; allowed: ${allowed.map((k) => where + k).join(", ")}`,
       );
     }
@@ -41,16 +100,16 @@ function checkKeys(object, allowed, where) {
 
 function checkObject(value, name) {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new TypeError(`knitting-native: ${name} must be an object, got ${describe(value)}`);
+    throw optionError(TypeError, `knitting-native: ${name} must be an object, got ${describe(value)}`);
   }
 }
 
 function integerIn(value, name, min, max) {
   if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw new TypeError(`knitting-native: ${name} must be an integer, got ${describe(value)}`);
+    throw optionError(TypeError, `knitting-native: ${name} must be an integer, got ${describe(value)}`);
   }
   if (value < min || value > max) {
-    throw new RangeError(`knitting-native: ${name} must be between ${min} and ${max}, got ${value}`);
+    throw optionError(RangeError, `knitting-native: ${name} must be between ${min} and ${max}, got ${value}`);
   }
   return value;
 }
@@ -65,6 +124,57 @@ const RESOURCE_LIMITS = {
   stackSizeMb: 1024,
 };
 
+/** Debug channels `debug: { ... }` may turn on (debug.js's namespaces). */
+const DEBUG_CHANNELS = ["host", "lifecycle", "imports", "signals"];
+
+/**
+ * `debug`: a boolean (every channel or none), or an object of channels as
+ * knitting takes it (`{ host: true, imports: true }`). Returns true, false,
+ * or the array of channels turned on.
+ */
+function resolveDebug(debug) {
+  if (debug === undefined || typeof debug === "boolean") return debug === true;
+  if (debug === null || typeof debug !== "object" || Array.isArray(debug)) {
+    throw optionError(TypeError, `knitting-native: debug must be a boolean or an object of channels { ${DEBUG_CHANNELS.join(", ")} }, got ${describe(debug)}`);
+  }
+  checkKeys(debug, DEBUG_CHANNELS, "debug.");
+  const on = [];
+  for (const channel of DEBUG_CHANNELS) {
+    if (debug[channel] === undefined) continue;
+    if (boolean(debug[channel], `debug.${channel}`)) on.push(channel);
+  }
+  return on.length === 0 ? false : on;
+}
+
+/**
+ * worker.timers: how long an idle worker spins before it parks
+ * (`spinMicroseconds`, default 50: serve.js measures it) and the longest it
+ * then sleeps before looking again (`parkMs`, default: until woken).
+ */
+const DEFAULT_TIMERS = Object.freeze({ spinMicroseconds: undefined, parkMs: undefined });
+const MAX_SPIN_MICROS = 1_000_000;
+const MAX_PARK_MS = 3_600_000;
+
+function resolveTimers(timers) {
+  checkObject(timers, "worker.timers");
+  checkKeys(timers, ["spinMicroseconds", "parkMs"], "worker.timers.");
+  const out = { spinMicroseconds: undefined, parkMs: undefined };
+  if (timers.spinMicroseconds !== undefined) {
+    out.spinMicroseconds = numberIn(timers.spinMicroseconds, "worker.timers.spinMicroseconds", 0, MAX_SPIN_MICROS, "µs");
+  }
+  if (timers.parkMs !== undefined) out.parkMs = numberIn(timers.parkMs, "worker.timers.parkMs", 0, MAX_PARK_MS, "ms");
+  return out;
+}
+
+/** A finite number in [min, max] (a duration in `unit`). */
+function numberIn(value, name, min, max, unit) {
+  if (typeof value !== "number") throw optionError(TypeError, `knitting-native: ${name} must be a number of ${unit}, got ${describe(value)}`);
+  if (!(value >= min && value <= max)) {
+    throw optionError(RangeError, `knitting-native: ${name} must be between ${min} and ${max} (${unit}), got ${value}`);
+  }
+  return value;
+}
+
 /** Keys of the `worker` group that only a process runtime uses. */
 const PROCESS_KEYS = ["processRuntime", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
 const PROCESS_RUNTIMES = ["node", "deno", "bun"];
@@ -72,7 +182,7 @@ const SHM_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
 function stringArray(value, name) {
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
-    throw new TypeError(`knitting-native: ${name} must be an array of strings, got ${describe(value)}`);
+    throw optionError(TypeError, `knitting-native: ${name} must be an array of strings, got ${describe(value)}`);
   }
   return [...value];
 }
@@ -80,28 +190,28 @@ function stringArray(value, name) {
 /** worker.runtime "process": how each worker process is started. */
 function resolveProcess(worker, out) {
   if (worker.resourceLimits !== undefined) {
-    throw new TypeError('knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
+    throw optionError(TypeError, 'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
   }
   const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
-      throw new TypeError(`knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
+      throw optionError(TypeError, `knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
     }
     proc.runtime = worker.processRuntime;
   }
   const shm = worker.processSharedMemory;
   if (shm !== undefined && shm !== "inherit") {
     if (shm === null || typeof shm !== "object" || Array.isArray(shm)) {
-      throw new TypeError(`knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ${describe(shm)}`);
+      throw optionError(TypeError, `knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ${describe(shm)}`);
     }
     checkKeys(shm, ["mode", "namePrefix"], "worker.processSharedMemory.");
     if (shm.mode !== "named" && shm.mode !== "inherit") {
-      throw new TypeError(`knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`);
+      throw optionError(TypeError, `knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`);
     }
     if (shm.namePrefix !== undefined) {
-      if (shm.mode !== "named") throw new TypeError('knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
+      if (shm.mode !== "named") throw optionError(TypeError, 'knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
       if (typeof shm.namePrefix !== "string" || !SHM_PREFIX.test(shm.namePrefix)) {
-        throw new TypeError(`knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - (not starting with .), got ${describe(shm.namePrefix)}`);
+        throw optionError(TypeError, `knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - (not starting with .), got ${describe(shm.namePrefix)}`);
       }
     }
     proc.sharedMemory = { mode: shm.mode, namePrefix: shm.namePrefix };
@@ -112,7 +222,7 @@ function resolveProcess(worker, out) {
   if (worker.env !== undefined) {
     checkObject(worker.env, "worker.env");
     for (const [key, value] of Object.entries(worker.env)) {
-      if (typeof value !== "string") throw new TypeError(`knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
+      if (typeof value !== "string") throw optionError(TypeError, `knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
     }
     proc.env = { ...worker.env };
   }
@@ -125,7 +235,7 @@ function envRuntime(env) {
   if (raw === undefined || raw.trim() === "") return undefined;
   const value = raw.trim().toLowerCase();
   if (value !== "thread" && value !== "process") {
-    throw new TypeError(`knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`);
+    throw optionError(TypeError, `knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`);
   }
   return value;
 }
@@ -140,12 +250,13 @@ function resolveWorker(worker, env = process.env) {
   if (fromEnv === "process" && (worker === undefined || (isObject && worker.runtime === undefined))) {
     worker = { ...(worker === undefined ? {} : worker), runtime: "process" };
   }
-  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined };
+  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined, timers: DEFAULT_TIMERS };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", ...PROCESS_KEYS], "worker.");
+  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...PROCESS_KEYS], "worker.");
+  if (worker.timers !== undefined) out.timers = resolveTimers(worker.timers);
   if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
-    throw new TypeError(`knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
+    throw optionError(TypeError, `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
   }
   if (worker.runtime === "process") {
     out.runtime = "process";
@@ -153,7 +264,7 @@ function resolveWorker(worker, env = process.env) {
   } else {
     const misplaced = PROCESS_KEYS.find((key) => worker[key] !== undefined);
     if (misplaced !== undefined) {
-      throw new TypeError(`knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`);
+      throw optionError(TypeError, `knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`);
     }
   }
   if (worker.resourceLimits !== undefined) {
@@ -164,10 +275,10 @@ function resolveWorker(worker, env = process.env) {
       const value = worker.resourceLimits[key];
       if (value === undefined) continue;
       if (typeof value !== "number") {
-        throw new TypeError(`knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`);
+        throw optionError(TypeError, `knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`);
       }
       if (!(value > 0 && value <= max)) {
-        throw new RangeError(`knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`);
+        throw optionError(RangeError, `knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`);
       }
       out.resourceLimits[key] = value;
     }
@@ -175,13 +286,13 @@ function resolveWorker(worker, env = process.env) {
   if (worker.hardTimeoutMs !== undefined) {
     const ms = worker.hardTimeoutMs;
     if (typeof ms !== "number" || !Number.isFinite(ms) || ms <= 0) {
-      throw new RangeError(`knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`);
+      throw optionError(RangeError, `knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`);
     }
     out.hardTimeoutMs = ms;
   }
   if (worker.resolveAfterFinishingAll !== undefined) {
     if (typeof worker.resolveAfterFinishingAll !== "boolean") {
-      throw new TypeError(`knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ${describe(worker.resolveAfterFinishingAll)}`);
+      throw optionError(TypeError, `knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ${describe(worker.resolveAfterFinishingAll)}`);
     }
     out.resolveAfterFinishingAll = worker.resolveAfterFinishingAll;
   }
@@ -190,10 +301,10 @@ function resolveWorker(worker, env = process.env) {
     checkObject(b, "worker.bootstrap");
     checkKeys(b, ["href", "name", "data"], "worker.bootstrap.");
     if (typeof b.href !== "string" || b.href === "") {
-      throw new TypeError(`knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`);
+      throw optionError(TypeError, `knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`);
     }
     if (b.name !== undefined && (typeof b.name !== "string" || b.name === "")) {
-      throw new TypeError(`knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`);
+      throw optionError(TypeError, `knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`);
     }
     out.bootstrap = { href: b.href, name: b.name, data: b.data };
   }
@@ -229,13 +340,13 @@ const quoteList = (names) => names.map((n) => JSON.stringify(n)).join(", ");
 
 function oneOf(value, name, allowed) {
   if (typeof value !== "string" || !allowed.includes(value)) {
-    throw new TypeError(`knitting-native: ${name} must be one of ${quoteList(allowed)}, got ${describe(value)}`);
+    throw optionError(TypeError, `knitting-native: ${name} must be one of ${quoteList(allowed)}, got ${describe(value)}`);
   }
   return value;
 }
 
 function boolean(value, name) {
-  if (typeof value !== "boolean") throw new TypeError(`knitting-native: ${name} must be a boolean, got ${describe(value)}`);
+  if (typeof value !== "boolean") throw optionError(TypeError, `knitting-native: ${name} must be a boolean, got ${describe(value)}`);
   return value;
 }
 
@@ -264,10 +375,10 @@ function resolveHost(host) {
   if (host.maxBackoffMs !== undefined) {
     const ms = host.maxBackoffMs;
     if (typeof ms !== "number") {
-      throw new TypeError(`knitting-native: host.maxBackoffMs must be a number of milliseconds, got ${describe(ms)}`);
+      throw optionError(TypeError, `knitting-native: host.maxBackoffMs must be a number of milliseconds, got ${describe(ms)}`);
     }
     if (!(Number.isFinite(ms) && ms > 0 && ms <= MAX_BACKOFF_MS)) {
-      throw new RangeError(`knitting-native: host.maxBackoffMs must be more than 0 and at most ${MAX_BACKOFF_MS} (ms), got ${ms}`);
+      throw optionError(RangeError, `knitting-native: host.maxBackoffMs must be more than 0 and at most ${MAX_BACKOFF_MS} (ms), got ${ms}`);
     }
     out.maxBackoffMs = ms;
   }
@@ -276,9 +387,15 @@ function resolveHost(host) {
 
 function resolveBalancer(balancer) {
   if (balancer === undefined) return undefined;
+  // knitting's object form: { strategy: "firstIdle" }.
+  if (balancer !== null && typeof balancer === "object" && !Array.isArray(balancer)) {
+    checkKeys(balancer, ["strategy"], "balancer.");
+    if (balancer.strategy === undefined) throw optionError(TypeError, `knitting-native: balancer.strategy is required in the object form, one of ${quoteList(BALANCERS)}`);
+    return resolveBalancer(balancer.strategy);
+  }
   if (typeof balancer === "string" && Object.hasOwn(BALANCER_ALIASES, balancer)) return BALANCER_ALIASES[balancer];
   if (typeof balancer !== "string" || !BALANCERS.includes(balancer)) {
-    throw new TypeError(
+    throw optionError(TypeError,
       `knitting-native: balancer must be one of ${quoteList(BALANCERS)} (or the older "robinRound"), got ${describe(balancer)}`,
     );
   }
@@ -289,7 +406,7 @@ function resolveBalancer(balancer) {
 function resolveInliner(inliner) {
   if (inliner === undefined) return null;
   if (inliner === null || typeof inliner !== "object" || Array.isArray(inliner)) {
-    throw new TypeError(`knitting-native: inliner must be an object ({} for the defaults), got ${describe(inliner)}`);
+    throw optionError(TypeError, `knitting-native: inliner must be an object ({} for the defaults), got ${describe(inliner)}`);
   }
   const out = { position: "last", batchSize: 1, dispatchThreshold: 1 };
   checkKeys(inliner, Object.keys(out), "inliner.");
@@ -314,7 +431,7 @@ function envChoice(env, name, values) {
   const spelt = String(raw).trim().toLowerCase();
   const hit = values.find(([spelling]) => spelling === spelt);
   if (hit === undefined) {
-    throw new TypeError(
+    throw optionError(TypeError,
       `knitting-native: environment variable ${name} must be one of ${values.map(([s]) => s).join(", ")}, got ${JSON.stringify(raw)}`,
     );
   }
@@ -341,7 +458,7 @@ function regionShape(threads, lanes) {
     for (let n = 1; n <= slots; n++) {
       if (slots % n === 0 && slots / n <= LANE_SLOTS && slots / n >= need) valid.push(n);
     }
-    throw new RangeError(
+    throw optionError(RangeError,
       `knitting-native: host.stealRegionLanes must split the ${slots} submit slots into region lanes of at most ` +
         `${LANE_SLOTS} slots with slots / stealRegionLanes >= consumers + 1 (here ${need}): got ${lanes}` +
         ` (valid here: ${valid.join(", ")})`,
@@ -374,7 +491,7 @@ function resolveTopology(validated, env = process.env) {
   const { threads, host, balancer, inliner, worker } = validated;
   const inline = inliner !== null && inliner !== undefined;
   if (inline && worker !== undefined && worker.bootstrap !== undefined) {
-    throw new RangeError(
+    throw optionError(RangeError,
       "knitting-native: worker.bootstrap cannot be used with inliner: the inline lane runs calls in the host, " +
         "which never runs a worker bootstrap; drop one of the two",
     );
@@ -387,10 +504,10 @@ function resolveTopology(validated, env = process.env) {
   if (host.steal !== undefined) {
     steal = host.steal;
     if (steal && inline) {
-      throw new RangeError("knitting-native: host.steal: true contradicts inliner: stealing is not used with the inliner");
+      throw optionError(RangeError, "knitting-native: host.steal: true contradicts inliner: stealing is not used with the inliner");
     }
     if (steal && (threads < 2 || threads > MAX_STEAL_CLAIMANTS)) {
-      throw new RangeError(
+      throw optionError(RangeError,
         `knitting-native: host.steal: true needs 2 to ${MAX_STEAL_CLAIMANTS} worker threads ` +
           `(workers steal from each other, and a region lane holds at most ${MAX_STEAL_CLAIMANTS} claimants), got threads ${threads}`,
       );
@@ -421,32 +538,11 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
   const minThreads = options.inliner === undefined ? 1 : 0;
   if (options.threads === 0 && minThreads === 1) {
-    throw new RangeError(`knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`);
+    throw optionError(RangeError, `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`);
   }
   const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
-  if (options.debug !== undefined && typeof options.debug !== "boolean") {
-    throw new TypeError(`knitting-native: debug must be a boolean, got ${describe(options.debug)}`);
-  }
-  const payload = options.payload === undefined ? {} : options.payload;
-  checkObject(payload, "payload");
-  checkKeys(payload, Object.keys(DEFAULTS), "payload.");
-  const max = 4 * 1024 * MIB; // a SharedArrayBuffer's practical ceiling here
-  const resolved = { ...DEFAULTS };
-  for (const key of Object.keys(DEFAULTS)) {
-    // The region itself needs room for its allocator's header and a block.
-    const min = key === "maxPayloadBytes" ? 1 : MIN_REGION_BYTES;
-    if (payload[key] !== undefined) resolved[key] = integerIn(payload[key], `payload.${key}`, min, max);
-  }
-  if (resolved.payloadInitialBytes > resolved.payloadMaxByteLength) {
-    throw new RangeError(
-      `knitting-native: payload.payloadInitialBytes (${resolved.payloadInitialBytes}) must not exceed payload.payloadMaxByteLength (${resolved.payloadMaxByteLength})`,
-    );
-  }
-  if (resolved.maxPayloadBytes > resolved.payloadMaxByteLength) {
-    throw new RangeError(
-      `knitting-native: payload.maxPayloadBytes (${resolved.maxPayloadBytes}) must not exceed payload.payloadMaxByteLength (${resolved.payloadMaxByteLength})`,
-    );
-  }
+  const debug = resolveDebug(options.debug);
+  const resolved = resolvePayload(options.payload === undefined ? {} : options.payload);
   const abortSignalCapacity =
     options.abortSignalCapacity === undefined
       ? DEFAULT_ABORT_SIGNALS
@@ -461,7 +557,7 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatcher(env);
   return {
     threads,
-    debug: options.debug === true,
+    debug,
     worker,
     abortSignalCapacity,
     ...resolved,
@@ -474,6 +570,7 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
 
 module.exports = {
   resolveOptions,
+  optionError,
   resolveTopology,
   defaultThreads,
   DEFAULTS,

@@ -30,8 +30,10 @@
 
 const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
-const { L } = require("./lane.js");
+const { regionCorruptError } = require("./errors.js");
 
+const L = native.layout();
+const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 /** tryWrite's answer when the region is full of live blocks right now. */
 const NO_ROOM = 0; // never an offset: the arena's header lives there
 const W_ROOM_SEQ = L.wordRoomSeq;
@@ -71,6 +73,7 @@ class PayloadRegion {
       try {
         result = this.arena.alloc(bytes.length);
       } catch (err) {
+        if (err && err.code === "KNT_REGION_CORRUPT") throw err;
         throw limitError(`payload of ${bytes.length} bytes could not be placed in the payload region: ${err.message}`, err);
       }
       if (result > 0) {
@@ -96,11 +99,27 @@ class PayloadRegion {
     this.arena.extend(new Uint8Array(this.sab));
   }
 
-  /** Decodes the value at `offset` and frees its block. */
-  read(offset, length) {
+  /**
+   * Decodes a value a slot describes: `length` bytes inline at `at` of the
+   * control region `control` when `ext` is NO_EXT, else at offset `ext` of
+   * this region (whose block is then freed). The words come from shared
+   * memory that task code can write: a length or offset that makes no sense
+   * throws a KNT_REGION_CORRUPT error for this value, nothing else.
+   */
+  readSlot(control, at, length, ext, shared) {
+    if (ext === NO_EXT) {
+      if (length < 0 || length > L.inlineBytes) throw regionCorruptError(`a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`);
+      return decodeOrCorrupt(control, at, length, shared);
+    }
+    const offset = ext >>> 0;
+    if (length < 0 || offset + length > this.u8.length) {
+      // Not a block of this region: nothing to decode, nothing to free.
+      throw regionCorruptError(`a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`);
+    }
     try {
-      return decode(this.u8, offset, length);
+      return decodeOrCorrupt(this.u8, offset, length, shared);
     } finally {
+      // Throws KNT_REGION_CORRUPT when `offset` is not a live block.
       this.free(offset);
     }
   }
@@ -145,6 +164,18 @@ class PayloadRegion {
   /** Whether any worker is counted as waiting for room. */
   hasWaiters() {
     return Atomics.load(this.i32, W_ROOM_WAITERS) !== 0;
+  }
+}
+
+/** `decode`, whose "corrupt payload" errors name the cause. */
+function decodeOrCorrupt(source, offset, length, shared) {
+  try {
+    return decode(source, offset, length, shared);
+  } catch (err) {
+    if (err instanceof RangeError && /corrupt payload|needs a Uint8Array source/.test(err.message)) {
+      throw regionCorruptError(`a value read from shared memory does not decode (${err.message})`, err);
+    }
+    throw err;
   }
 }
 

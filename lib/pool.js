@@ -12,16 +12,18 @@ const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { HostSubmit } = require("./steal.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline-lane.js");
-const { Encoder, decode, CODEC_ERRORS } = require("./codec.js");
+const { Encoder, CODEC_ERRORS } = require("./codec.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
-const { buildTaskTable, workerTable } = require("./task-table.js");
+const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
 const { callerHref } = require("./task.js");
-const { shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
+const { regionCorruptError, shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
-
-const WORKER_MARK = "__knittingNativeWorker";
+const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
+const { Liveness, detach } = require("./liveness.js");
+const { StartupWatch } = require("./startup.js");
+const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
 // encodeRequest: the payload region has no room for the argument now.
@@ -55,10 +57,6 @@ const DEFAULT_MAX_BACKOFF_MS = 8;
 // terminates it anyway (see close()).
 const START_GRACE_MS = 2000;
 
-// Replacements in a row that may die while starting, with no error of
-// their own (terminated from outside), before the pool gives up on a lane.
-const MAX_SILENT_START_FAILURES = 3;
-
 let nextPoolId = 1;
 
 const OPEN = 0;
@@ -77,6 +75,7 @@ class Call {
     this.slot = -1;
     this.signal = -1; // abort word index, for abort-aware tasks
     this.extra = null; // timers and listeners, only for calls that use them
+    this.shared = null; // seqs of the SharedArrayBuffers its argument names (shared-refs.js)
   }
 }
 
@@ -125,7 +124,9 @@ class Pool {
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
-    this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes });
+    // SharedArrayBuffers in arguments and results: by reference to threads, refused to processes.
+    this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
+    this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes, shared: this.sharedRefs || PROCESS_REFUSAL });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
 
     const topology = options.topology;
@@ -170,7 +171,8 @@ class Pool {
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
     this.started = new Array(threads).fill(null);
-    this.startFailures = new Array(threads).fill(0);
+    this.liveness = new Liveness();
+    this.startup = new StartupWatch(this, threads);
     this.workerTasks = workerTable(table);
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
@@ -214,6 +216,7 @@ class Pool {
       // Nothing may outlive a pool that failed to start: no waiter thread,
       // no worker, no held region.
       this.state = CLOSED;
+      this.liveness.done();
       if (this.doorbell !== null) this.doorbell.close();
       for (const worker of this.workers) if (worker !== null) worker.terminate();
       this.runtime.close();
@@ -221,7 +224,10 @@ class Pool {
     }
     if (threads === 0) this.readyResolve(); // the inline lane needs no start-up
 
-    this.call = Object.create(null);
+    // An unknown name finds the trap on the prototype chain: calling it
+    // throws a TypeError listing the tasks. Task names are own properties, so
+    // `pool.call.add` never reaches the trap.
+    this.call = Object.create(unknownTaskTrap(table.map((entry) => entry.name)));
     table.forEach((entry, index) => {
       this.call[entry.name] = (arg, callOptions) => this.submit(index, arg, callOptions);
     });
@@ -256,6 +262,10 @@ class Pool {
       bootstrap: this.bootstrap,
       maxPayloadBytes: this.options.maxPayloadBytes,
       steal: this.stealData,
+      sharedPort: this.sharedRefs === null ? undefined : this.sharedRefs.attach(lane),
+      totalNumberOfThread: this.workers.length,
+      spinMicroseconds: this.options.worker.timers.spinMicroseconds,
+      parkMs: this.options.worker.timers.parkMs,
     });
     this.workers[lane] = worker;
     this.ready[lane] = false;
@@ -271,12 +281,15 @@ class Pool {
         markStarted();
         this.ready[lane] = true;
         this.everReady[lane] = true;
-        this.startFailures[lane] = 0;
+        this.startup.ready(lane);
         if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
         if (this.ready.every(Boolean)) this.readyResolve();
+        this.updateStarting();
       } else if (msg && msg.type === "init-error") {
         markStarted();
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
+        // Cloning drops an error's `code`; the worker sends it beside.
+        if (msg.code !== undefined && msg.error !== null && typeof msg.error === "object" && msg.error.code === undefined) msg.error.code = msg.code;
         this.fail(msg.error);
       }
     });
@@ -289,35 +302,56 @@ class Pool {
       if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
+      const wasReady = this.ready[lane];
+      this.ready[lane] = false;
       if (this.state === CLOSED) return;
-      if (!this.ready[lane] && this.failure === null) {
-        // It died while importing the task modules: a restart would too. A
-        // replacement (its lane started once already) that died without an
-        // error of its own was stopped from outside: start another, a few
-        // times in a row at most.
-        const replacement = this.everReady[lane] && reported === null && signal == null && (code === 0 || code === 1);
-        if (!replacement || ++this.startFailures[lane] > MAX_SILENT_START_FAILURES) {
-          this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`} while starting`));
-          return;
-        }
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      if (!this.everReady[lane] && this.failure === null) {
+        // The lane's first worker died while importing the task modules: a
+        // restart would too.
+        this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`));
+        return;
       }
+      const killed = this.killedFor[lane] !== null;
       const cause = this.killedFor[lane] || reported || undefined;
       // Terminated by the host: what it held but never started runs on the
       // replacement (hard-timeout.js).
-      const again = this.killedFor[lane] !== null ? hard.recoverUnstarted(this, lane) : [];
+      const again = killed ? hard.recoverUnstarted(this, lane) : [];
       this.killedFor[lane] = null;
       if (this.shared === null) this.choices = hard.liveChoices(this);
+      const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
+      // Calls a replacement held before it was ready never ran: they reject
+      // with the start-up error (the pool's first), not a WorkerExitError.
+      const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
+      // A worker that died running a call was killed by that task, not by
+      // its start-up (the call's STARTED word, still as it left it).
+      const ranCall = held.some((call) => Atomics.load(this.i32, call.lane.slotWord(call.slot) + 5) !== 0);
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
-        this.finish(call, false, new WorkerExitError(lane, threadId, code, cause, proc));
+        this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
-      if (this.failure === null) this.spawn(lane);
+      if (this.failure === null) {
+        // Its own death, soon after starting, may be a crash loop: startup.js
+        // starts the replacement, backing off when it is.
+        if (killed || ranCall) this.spawn(lane);
+        else this.startup.died(lane, wasReady, own);
+      }
       this.pump();
+      this.updateStarting();
     });
+    // After the listeners (a "message" listener refs a worker's port again):
+    // liveness.js holds the event loop while the pool has work.
+    detach(worker);
+    this.updateStarting();
+  }
+
+  /** Whether a worker is still starting: the process stays alive for it (liveness.js). */
+  updateStarting() {
+    this.liveness.setStarting(this.state === OPEN && this.failure === null && this.workers.some((w, i) => w !== null && !this.ready[i]));
   }
 
   /**
@@ -365,6 +399,7 @@ class Pool {
     this.failure = err instanceof Error ? err : new Error(String(err));
     this.readyReject(this.failure);
     this.rejectAll(this.failure);
+    this.updateStarting();
   }
 
   rejectAll(err) {
@@ -386,7 +421,8 @@ class Pool {
       if (extra.onAbort !== null) extra.abortSignal.removeEventListener("abort", extra.onAbort);
     }
     if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
-    this.pending--;
+    if (--this.pending === 0) this.liveness.setCalls(false);
+    if (call.shared !== null) this.sharedRefs.release(call.shared);
     if (ok) call.resolve(value);
     else call.reject(value);
     if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
@@ -443,7 +479,7 @@ class Pool {
       call.resolve = resolve;
       call.reject = reject;
     });
-    this.pending++;
+    if (this.pending++ === 0) this.liveness.setCalls(true);
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {
         this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
@@ -666,9 +702,11 @@ class Pool {
       i32[w + 4] = call.signal + 1;
       i32[w + 5] = 0; // STARTED
     } catch (err) {
+      if (this.sharedRefs !== null) this.sharedRefs.release(this.sharedRefs.take() || []);
       this.finish(call, false, err);
       return false;
     }
+    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     call.arg = undefined;
     return true;
   }
@@ -687,6 +725,8 @@ class Pool {
     }
     extraOf(call).encoded = bytes;
     call.arg = undefined;
+    // The SharedArrayBuffers the encoding named stay the call's until it settles.
+    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     if (this.debug && !this.roomTraced) {
       this.roomTraced = true;
       this.debug("host", `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`);
@@ -816,9 +856,9 @@ class Pool {
     const len = i32[w + 2];
     const ext = i32[w + 3];
     if (call === null || id !== call.id) {
-      const err = new Error(
-        `knitting-native: internal error: lane ${lane.lane} slot ${slot} answered call ${id}, expected ${call ? call.id : "none"}`,
-      );
+      // The worker writes the id back; only a write into shared memory
+      // (task code) makes it differ.
+      const err = regionCorruptError(`slot ${slot} answered call ${id}, expected ${call ? call.id : "none"}`);
       if (call !== null) this.finish(call, false, err);
       else process.emitWarning(err);
       return;
@@ -832,7 +872,7 @@ class Pool {
     }
     let value;
     try {
-      value = ext === NO_EXT ? decode(this.u8, lane.slotPayload(slot), len) : this.payload.read(ext >>> 0, len);
+      value = this.payload.readSlot(this.u8, lane.slotPayload(slot), len, ext, this.sharedRefs);
     } catch (err) {
       this.finish(call, false, err);
       return;
@@ -874,6 +914,8 @@ class Pool {
   /** Rejects whatever is still pending and stops every thread. */
   close() {
     this.state = CLOSED;
+    this.liveness.setClosing(true); // until every worker has exited
+    this.startup.close();
     this.rejectAll(shutdownError());
     this.readyReject(shutdownError());
     if (this.doorbell !== null) this.doorbell.close();
@@ -897,6 +939,8 @@ class Pool {
     });
     return Promise.all(exits).then(() => {
       this.runtime.close();
+      if (this.sharedRefs !== null) this.sharedRefs.close();
+      this.liveness.done();
     });
   }
 }
@@ -905,6 +949,15 @@ const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 
 /** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
 function checkCallOptions(callOptions, name) {
+  try {
+    return readCallOptions(callOptions, name);
+  } catch (err) {
+    err.code = "KNT_INVALID_OPTION";
+    throw err;
+  }
+}
+
+function readCallOptions(callOptions, name) {
   if (callOptions === null || typeof callOptions !== "object") {
     throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
   }
@@ -934,11 +987,21 @@ function publicPool(pool) {
   return Object.freeze(api);
 }
 
+/** The module calling createPool, for messages; null when it cannot be told. */
+function safeCallerHref() {
+  try {
+    return callerHref();
+  } catch {
+    return null;
+  }
+}
+
 /**
  * createPool(options)(tasks): a pool of worker threads running `tasks`.
  * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
  */
 function createPool(options) {
+  refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   return function withTasks(tasks) {
     const href = callerHref();
@@ -949,6 +1012,7 @@ function createPool(options) {
 
 /** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */
 function createSingleTaskPool(options, task) {
+  refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   const href = callerHref();
   const pool = new Pool(resolved, buildTaskTable({ task }, href), href);

@@ -107,6 +107,12 @@ class ProcessHandle extends EventEmitter {
     this.resolveExit(code);
   }
 
+  /** The process and its IPC channel stop holding the host's event loop (liveness.js). */
+  unref() {
+    this.child.unref();
+    if (this.child.channel) this.child.channel.unref();
+  }
+
   /** Ends the process at once (it may be stuck in a synchronous loop). */
   terminate() {
     if (!this.exited) this.child.kill("SIGKILL");

@@ -6,23 +6,39 @@
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
+require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
+const { PROCESS_REFUSAL } = require("./shared-refs.js");
+
+/**
+ * Sends to the host. A host that is gone (killed) is not an error here: the
+ * message is dropped, and "disconnect" ends this process (a send into the
+ * closed channel would otherwise raise an unhandled EPIPE).
+ */
+function send(message) {
+  if (!process.connected) return;
+  process.send(message, undefined, undefined, () => {});
+}
 
 /** Sends a start-up message; an unclonable error still reaches the host. */
 function report(message) {
   try {
-    process.send(message);
+    send(message);
   } catch {
     const error = message.error;
-    process.send({ type: message.type, error: new Error(String(error && error.message ? error.message : error)) });
+    send({ type: message.type, code: message.code, error: new Error(String(error && error.message ? error.message : error)) });
   }
 }
+
+/** The shm name this worker opened (named mode), until the host unlinks it. */
+let shmName = null;
 
 function start(setup) {
   const { region, controlBytes, payloadOffset, payloadBytes } = setup;
   const length = payloadOffset + payloadBytes;
+  if (region.name !== undefined && !region.name.startsWith("/proc/")) shmName = region.name;
   let memory;
   try {
     memory = region.fd !== undefined ? native.ProcessMemory.openFd(region.fd, length) : native.ProcessMemory.openNamed(region.name, length);
@@ -30,7 +46,8 @@ function start(setup) {
     report({ type: "init-error", error: new Error(`knitting-native: a worker process could not map the pool's shared memory: ${err.message}`) });
     return;
   }
-  process.send({ type: "mapped" });
+  if (!process.connected) return hostGone();
+  send({ type: "mapped" });
   const control = memory.buffer(0, controlBytes);
   const payload = memory.buffer(payloadOffset, payloadBytes);
   let pending = null;
@@ -47,6 +64,7 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index, count = 1) => memory.wake(index, count),
+      shared: PROCESS_REFUSAL,
       report,
     },
   );
@@ -60,4 +78,12 @@ process.on("message", (message) => {
     start(message.setup);
   }
 });
-process.on("disconnect", () => process.exit(0));
+/**
+ * The host is gone. If it was killed before it unlinked the shm name (its
+ * workers were still starting), nobody else will: this worker removes it.
+ */
+function hostGone() {
+  if (shmName !== null) native.ProcessMemory.unlinkName(shmName);
+  process.exit(0);
+}
+process.on("disconnect", hostGone);

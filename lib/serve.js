@@ -9,7 +9,8 @@
 const native = require("./native.js");
 const { L, WorkerLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { Claimant } = require("./steal.js");
-const { Encoder, decode } = require("./codec.js");
+const { Encoder } = require("./codec.js");
+const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
@@ -32,7 +33,8 @@ const STATUS_THROWN = 1;
 //   spin 200 µs: 2.2-2.9 M calls/s, sequential p50 1.2 µs (longer CPU burn when idle)
 // The same loop with a pure JS spin of 2,000 polls gave 0.8-1.5 M calls/s and
 // a p50 of 13-75 µs.
-const SPIN_MICROS = 50;
+// worker.timers.spinMicroseconds overrides it per pool.
+const DEFAULT_SPIN_MICROS = 50;
 
 // Claims that found nothing claimable in a row before a stealing worker
 // stops spinning: a PENDING bit can stay set for a moment after another
@@ -48,8 +50,9 @@ const FUTILE_CLAIMS = 64;
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
  * `{ type: "init-error", error }`.
  */
-function serveLane(setup, { sleep, wakeWord, report }) {
+function serveLane(setup, { sleep, wakeWord, report, shared }) {
   const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
+  const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
@@ -62,7 +65,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     : null;
   const port = steal ? claimant : lane;
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
-  const encoder = new Encoder({ maxPayloadBytes });
+  // `shared`: how SharedArrayBuffers cross (shared-refs.js).
+  const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
   let flushQueued = false;
 
@@ -75,7 +79,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     if (typeof fn !== "function") {
       throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
     }
-    await fn(bootstrap.data);
+    // The context knitting gives its bootstrap; workers here always run on Node.
+    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }));
   }
 
   async function loadTasks() {
@@ -246,13 +251,14 @@ function serveLane(setup, { sleep, wakeWord, report }) {
     try {
       let arg;
       if (ext === NO_EXT) {
-        arg = decode(u8, port.slotPayload(slot), len);
+        arg = payload.readSlot(u8, port.slotPayload(slot), len, NO_EXT, shared);
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
         i32[w + 3] = NO_EXT;
-        arg = payload.read(ext >>> 0, len);
+        arg = payload.readSlot(u8, 0, len, ext, shared);
       }
+      if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
       result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
@@ -455,7 +461,8 @@ function serveLane(setup, { sleep, wakeWord, report }) {
       serve();
     },
     (err) => {
-      report({ type: "init-error", error: err });
+      // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
+      report({ type: "init-error", error: err, code: err !== null && typeof err === "object" ? err.code : undefined });
     },
   );
 }

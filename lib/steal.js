@@ -168,7 +168,8 @@ class HostSubmit extends StealGeometry {
     for (let g = 0; g < this.regionLanes; g++) {
       if (this.busy[g] === 0) continue;
       const done = Atomics.load(i32, this.doneWord(w, g));
-      let answered = done ^ seen[g];
+      // Only slots the host handed out (DONE is writable by task code).
+      let answered = (done ^ seen[g]) & this.busy[g];
       if (answered === 0) continue;
       seen[g] = done;
       this.busy[g] &= ~answered;

@@ -9,18 +9,33 @@ const { fileURLToPath } = require("node:url");
 const { isTask } = require("./task.js");
 const { describe } = require("./options.js");
 
-const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** Most tasks a pool takes (as knitting). */
+const MAX_TASKS = 65536;
 
-/** Whether `source` (a module's text) exports a binding called `name`. */
+const IDENT = "[A-Za-z_$][\\w$]*";
+const DECLARED = new RegExp(`\\bexport\\s+(?:async\\s+)?(?:function\\s*\\*?\\s*|const\\s+|let\\s+|var\\s+|class\\s+)(${IDENT})`, "g");
+const LISTED = /\bexport\s*\{([^}]*)\}/g;
+const ASSIGNED = new RegExp(`\\bexports\\.(${IDENT})\\s*=`, "g");
+const WORD = new RegExp(IDENT, "g");
+
+/**
+ * The names `source` (a module's text) exports, found in one pass over it
+ * (a pass per task made 65,537 bare functions take minutes), or "any" when
+ * it assigns module.exports. A superset: every name inside `export { }`.
+ */
+function exportedNames(source) {
+  if (/\bmodule\.exports\s*=/.test(source)) return "any";
+  const names = new Set();
+  for (const m of source.matchAll(DECLARED)) names.add(m[1]);
+  for (const m of source.matchAll(LISTED)) for (const w of m[1].match(WORD) || []) names.add(w);
+  for (const m of source.matchAll(ASSIGNED)) names.add(m[1]);
+  return names;
+}
+
+/** Whether `source` exports a binding called `name`. */
 function sourceExports(source, name) {
-  const n = escapeRegExp(name);
-  const patterns = [
-    new RegExp(`\\bexport\\s+(?:async\\s+)?(?:function\\s*\\*?\\s*|const\\s+|let\\s+|var\\s+|class\\s+)${n}\\b`),
-    new RegExp(`\\bexport\\s*\\{[^}]*\\b${n}\\b[^}]*\\}`),
-    new RegExp(`\\bexports\\.${n}\\s*=`),
-    new RegExp(`\\bmodule\\.exports\\s*=`),
-  ];
-  return patterns.some((p) => p.test(source));
+  const names = exportedNames(source);
+  return names === "any" || names.has(name);
 }
 
 function notExported(name, href, why) {
@@ -36,6 +51,16 @@ function notExported(name, href, why) {
  * that called createPool (where bare functions must be exported).
  */
 function buildTaskTable(tasks, poolHref) {
+  try {
+    return readTaskTable(tasks, poolHref);
+  } catch (err) {
+    // A wrong tasks object: KNT_INVALID_TASK unless the error has its own code.
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_TASK";
+    throw err;
+  }
+}
+
+function readTaskTable(tasks, poolHref) {
   if (tasks === null || typeof tasks !== "object") {
     throw new TypeError(
       `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square } or an array of tasks, got ${describe(tasks)}`,
@@ -48,7 +73,12 @@ function buildTaskTable(tasks, poolHref) {
   if (names.length === 0) {
     throw new TypeError("knitting-native: createPool(options)(tasks): tasks is empty; pass at least one task");
   }
-  let source; // the pool module's text, read once if a bare function needs it
+  if (names.length > MAX_TASKS) {
+    const err = new RangeError(`knitting-native: createPool(options)(tasks): ${names.length} tasks; a pool takes at most ${MAX_TASKS}`);
+    err.code = "KNT_TOO_MANY_TASKS";
+    throw err;
+  }
+  let exported; // the pool module's exported names, read once if a bare function needs them
   return names.map((name) => {
     const value = tasks[name];
     if (isTask(value)) {
@@ -70,16 +100,17 @@ function buildTaskTable(tasks, poolHref) {
     }
     const text = Function.prototype.toString.call(value);
     if (poolHref.startsWith("file:")) {
-      if (source === undefined) {
+      if (exported === undefined) {
         try {
-          source = readFileSync(fileURLToPath(poolHref), "utf8");
+          exported = exportedNames(readFileSync(fileURLToPath(poolHref), "utf8"));
         } catch {
-          source = null;
+          exported = null;
         }
       }
-      if (source !== null) {
-        if (!source.includes(text)) throw notExported(name, poolHref, "is not defined in");
-        if (!sourceExports(source, name)) throw notExported(name, poolHref, "is not exported under that name from");
+      // Whether the export is this very function, the worker checks when it
+      // imports the module (serve.js compares the function's text).
+      if (exported !== null && exported !== "any" && !exported.has(name)) {
+        throw notExported(name, poolHref, "is not exported under that name from");
       }
     }
     return { name, kind: "export", href: poolHref, source: text, abortAware: false, timeout: null, fn: value };
@@ -100,4 +131,24 @@ function workerTable(table) {
   }));
 }
 
-module.exports = { buildTaskTable, workerTable, sourceExports };
+/**
+ * The prototype of `pool.call`: any name that is not a task (an own
+ * property) finds a function here that throws a TypeError naming it and
+ * listing the tasks. `then` and symbols stay undefined, so that
+ * `await pool.call` and inspection behave.
+ */
+function unknownTaskTrap(names) {
+  const list = names.length > 20 ? `${names.slice(0, 20).join(", ")} and ${names.length - 20} more` : names.join(", ");
+  return new Proxy(Object.create(null), {
+    get(_target, key) {
+      if (typeof key !== "string" || key === "then") return undefined;
+      return function unknownTask() {
+        const err = new TypeError(`knitting-native: pool.call.${key} is not a task of this pool; its tasks: ${list}`);
+        err.code = "KNT_UNKNOWN_TASK";
+        throw err;
+      };
+    },
+  });
+}
+
+module.exports = { buildTaskTable, workerTable, sourceExports, exportedNames, unknownTaskTrap, MAX_TASKS };

@@ -149,6 +149,20 @@ function withShorthand(t) {
  * { f, timeout?, abortSignal? }
  */
 function task(definition) {
+  return withOptionCode(defineTask, definition);
+}
+
+/** A wrong definition is a TypeError/RangeError with code KNT_INVALID_OPTION. */
+function withOptionCode(define, definition) {
+  try {
+    return define(definition);
+  } catch (err) {
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_OPTION";
+    throw err;
+  }
+}
+
+function defineTask(definition) {
   checkDefinition(definition, "task(definition)", ["f", "timeout", "abortSignal"]);
   const { f } = definition;
   if (typeof f !== "function") {
@@ -168,6 +182,10 @@ function task(definition) {
  * href resolves from the calling module.
  */
 function importTask(definition) {
+  return withOptionCode(defineImportTask, definition);
+}
+
+function defineImportTask(definition) {
   checkDefinition(definition, "importTask(definition)", ["href", "name", "timeout", "abortSignal"]);
   if (typeof definition.href !== "string" || definition.href === "") {
     throw new TypeError("importTask({ href, name }): href must be a non-empty string (a URL or a path relative to this module)");

@@ -13,12 +13,13 @@ class ThreadRuntime {
     this.resourceLimits = worker.resourceLimits;
   }
 
-  /** The control region and the (growable) payload region. */
+  /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */
   createMemory(controlBytes, payloadInitialBytes, payloadMaxByteLength) {
-    return {
-      control: new SharedArrayBuffer(controlBytes),
-      payload: new SharedArrayBuffer(payloadInitialBytes, { maxByteLength: payloadMaxByteLength }),
-    };
+    const payload =
+      payloadInitialBytes === payloadMaxByteLength
+        ? new SharedArrayBuffer(payloadInitialBytes)
+        : new SharedArrayBuffer(payloadInitialBytes, { maxByteLength: payloadMaxByteLength });
+    return { control: new SharedArrayBuffer(controlBytes), payload };
   }
 
   /** Wakes a worker (or `count` of them) parked in Atomics.waitAsync on word `index`. */
@@ -28,7 +29,9 @@ class ThreadRuntime {
 
   /** A worker: emits "message", "error", "exit" (code); terminate() ends it. */
   spawn(workerData) {
-    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData });
+    // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
+    const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
+    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData, transferList });
   }
 
   close() {}

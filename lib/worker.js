@@ -4,6 +4,11 @@
 
 const { workerData, parentPort } = require("node:worker_threads");
 const { serveLane } = require("./serve.js");
+const { markPoolWorker } = require("./worker-context.js");
+const { WorkerSharedRefs } = require("./shared-refs.js");
+
+// Before any task module loads: what this worker starts is below a pool worker.
+markPoolWorker();
 
 const i32 = new Int32Array(workerData.control);
 
@@ -11,12 +16,17 @@ const i32 = new Int32Array(workerData.control);
 // port does. The host ends workers with terminate().
 parentPort.on("message", () => {});
 
+// worker.timers.parkMs: the longest a parked worker sleeps before it looks
+// again (the serve loop treats an early wake like any other).
+const parkMs = workerData.parkMs;
+
 serveLane(workerData, {
   sleep(index, value, wake) {
-    const wait = Atomics.waitAsync(i32, index, value);
+    const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
     if (wait.async) wait.value.then(wake);
     else setImmediate(wake);
   },
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
+  shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
   report: (message) => parentPort.postMessage(message),
 });

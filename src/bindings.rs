@@ -39,8 +39,192 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(Status::InvalidArg, message.into())
 }
 
+/// Code of the error a corrupt shared region gives (task code wrote into
+/// it): the call fails, the process does not.
+pub(crate) const REGION_CORRUPT: &str = "KNT_REGION_CORRUPT";
+/// Code of the TypeError for memory Rust cannot keep (see [`SharedView`]).
+pub(crate) const NOT_SHARED: &str = "KNT_NOT_SHARED_MEMORY";
+
+/// Throws a JS error of `kind` with `code` and returns the error that tells
+/// napi-rs an exception is already pending.
+pub(crate) fn throw(env: &Env, kind: ErrorKind, code: &str, message: &str) -> Error {
+    let thrown = match kind {
+        ErrorKind::Type => env.throw_type_error(message, Some(code)),
+        ErrorKind::Plain => env.throw_error(message, Some(code)),
+    };
+    match thrown {
+        Ok(()) => Error::from_status(Status::PendingException),
+        Err(e) => e,
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum ErrorKind {
+    Type,
+    Plain,
+}
+
+/// The error of a call that met a corrupt shared region.
+fn corrupt(env: &Env, message: &str) -> Error {
+    throw(
+        env,
+        ErrorKind::Plain,
+        REGION_CORRUPT,
+        &format!(
+            "knitting-native: {message} (task code may have written into the pool's shared memory)"
+        ),
+    )
+}
+
+/// A number from JS that must be a whole number in `0..=max`: NaN,
+/// infinities, negatives, fractions and values past `max` are refused with
+/// an InvalidArg error naming `what` (napi's own u32 conversion would wrap
+/// or truncate them silently).
+pub(crate) fn whole(value: f64, what: &str, max: u64) -> Result<usize> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= max as f64 {
+        // In range of u64 (<= max) and whole: exact.
+        usize::try_from(value as u64).map_err(|_| invalid(format!("{what} is too large: {value}")))
+    } else {
+        Err(invalid(format!(
+            "{what} must be a whole number from 0 to {max}, got {value}"
+        )))
+    }
+}
+
+/// `whole` for a 32-bit count or index.
+pub(crate) fn whole_u32(value: f64, what: &str) -> Result<u32> {
+    whole(value, what, u64::from(u32::MAX)).map(|v| v as u32)
+}
+
+/// A 32-bit word value from JS: any integer that an Int32Array or a
+/// Uint32Array element can hold (the bits are what count).
+pub(crate) fn word_value(value: f64, what: &str) -> Result<u32> {
+    if value.is_finite()
+        && value.fract() == 0.0
+        && value >= f64::from(i32::MIN)
+        && value <= f64::from(u32::MAX)
+    {
+        Ok(if value < 0.0 {
+            value as i32 as u32
+        } else {
+            value as u32
+        })
+    } else {
+        Err(invalid(format!(
+            "{what} must be a 32-bit integer, got {value}"
+        )))
+    }
+}
+
+/// A spin budget in µs: a finite non-negative number (clamped to 1 s).
+fn spin_budget(micros: f64) -> Result<std::time::Duration> {
+    if !(micros.is_finite() && micros >= 0.0) {
+        return Err(invalid(format!(
+            "micros must be a non-negative finite number, got {micros}"
+        )));
+    }
+    Ok(std::time::Duration::from_secs_f64(micros.min(1e6) / 1e6))
+}
+
+/// A `Uint8Array` over memory that nothing in JS can take away from under
+/// Rust: a `SharedArrayBuffer` (never detached, never shrunk), or a buffer
+/// over a mapping Rust made (`process::mapping`), which Rust then holds
+/// itself. A view over any other `ArrayBuffer` (detachable, maybe
+/// resizable) is refused with a TypeError: Rust would keep a pointer to
+/// memory a transfer or a `resize()` can free.
+pub struct SharedView {
+    view: Uint8Array,
+    #[cfg(target_os = "linux")]
+    // Held, never read: keeps the mapping's bytes mapped.
+    _mapping: Option<std::sync::Arc<crate::process::mapping::Mapping>>,
+}
+
+impl TypeName for SharedView {
+    fn type_name() -> &'static str {
+        "Uint8Array"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ValidateNapiValue for SharedView {}
+
+impl FromNapiValue for SharedView {
+    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> Result<Self> {
+        let js_env = Env::from_raw(env);
+        let refuse = |message: &str| {
+            throw(
+                &js_env,
+                ErrorKind::Type,
+                NOT_SHARED,
+                &format!("knitting-native: {message}"),
+            )
+        };
+        let mut is_typed = false;
+        // SAFETY: `env` and `value` come from napi for this call.
+        let status = unsafe { sys::napi_is_typedarray(env, value, &mut is_typed) };
+        if status != sys::Status::napi_ok || !is_typed {
+            return Err(refuse("expected a Uint8Array over a SharedArrayBuffer"));
+        }
+        let mut kind = 0;
+        let mut length = 0;
+        let mut data = std::ptr::null_mut();
+        let mut buffer = std::ptr::null_mut();
+        let mut offset = 0;
+        // SAFETY: as above; every out-pointer is a local.
+        let status = unsafe {
+            sys::napi_get_typedarray_info(
+                env,
+                value,
+                &mut kind,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        };
+        if status != sys::Status::napi_ok || kind != sys::TypedarrayType::uint8_array {
+            return Err(refuse("expected a Uint8Array over a SharedArrayBuffer"));
+        }
+        let mut plain = false;
+        // SAFETY: as above. `napi_is_arraybuffer` is true only for a
+        // non-shared ArrayBuffer (V8's IsArrayBuffer excludes the shared kind).
+        let status = unsafe { sys::napi_is_arraybuffer(env, buffer, &mut plain) };
+        if status != sys::Status::napi_ok {
+            return Err(refuse("cannot inspect the view's buffer"));
+        }
+        #[cfg(target_os = "linux")]
+        let mapping = if plain {
+            let held = crate::process::mapping::holder_of(data.cast_const().cast(), length);
+            if held.is_none() {
+                return Err(refuse(
+                    "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or shrunk while Rust uses it)",
+                ));
+            }
+            held
+        } else {
+            None
+        };
+        #[cfg(not(target_os = "linux"))]
+        if plain {
+            return Err(refuse(
+                "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or shrunk while Rust uses it)",
+            ));
+        }
+        // SAFETY: as above; a Uint8Array (checked).
+        let view = unsafe { Uint8Array::from_napi_value(env, value) }?;
+        Ok(Self {
+            view,
+            #[cfg(target_os = "linux")]
+            _mapping: mapping,
+        })
+    }
+}
+
 /// `stableTaskID(href, at)`, knitting's formula (see `task_id.rs`).
-#[napi(js_name = "stableTaskID")]
+#[napi(js_name = "stableTaskID", catch_unwind)]
 pub fn stable_task_id(href: JsString, at: f64) -> Result<u32> {
     let len = href.utf16_len()?;
     let units = href.into_utf16()?;
@@ -99,7 +283,7 @@ pub struct Layout {
     pub payload_header_bytes: u32,
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn layout() -> Layout {
     let w = |v: usize| v as u32;
     Layout {
@@ -147,8 +331,10 @@ pub fn layout() -> Layout {
 
 /// Bytes a control region with `lanes` lanes and `abortSlots` abort words
 /// needs.
-#[napi]
-pub fn region_bytes(lanes: u32, abort_slots: u32) -> Result<u32> {
+#[napi(catch_unwind)]
+pub fn region_bytes(lanes: f64, abort_slots: f64) -> Result<u32> {
+    let lanes = whole_u32(lanes, "lanes")?;
+    let abort_slots = whole_u32(abort_slots, "abortSlots")?;
     let bytes = layout::region_bytes(lanes as usize, abort_slots as usize).map_err(invalid)?;
     u32::try_from(bytes).map_err(|_| invalid("region too large"))
 }
@@ -156,15 +342,19 @@ pub fn region_bytes(lanes: u32, abort_slots: u32) -> Result<u32> {
 /// The steal section of a region, when the pool steals: `workers` claimants
 /// over `regionLanes` region lanes of `width` slots. Errors state the rule.
 fn steal_geometry(
-    workers: Option<u32>,
-    region_lanes: Option<u32>,
-    width: Option<u32>,
+    workers: Option<f64>,
+    region_lanes: Option<f64>,
+    width: Option<f64>,
 ) -> Result<Option<StealGeometry>> {
     match (workers, region_lanes, width) {
         (None, None, None) => Ok(None),
-        (Some(w), Some(g), Some(n)) => StealGeometry::new(w as usize, g as usize, n as usize)
-            .map(Some)
-            .map_err(invalid),
+        (Some(w), Some(g), Some(n)) => StealGeometry::new(
+            whole_u32(w, "workers")? as usize,
+            whole_u32(g, "regionLanes")? as usize,
+            whole_u32(n, "width")? as usize,
+        )
+        .map(Some)
+        .map_err(invalid),
         _ => Err(invalid(
             "a steal section needs workers, regionLanes and width together",
         )),
@@ -174,15 +364,17 @@ fn steal_geometry(
 /// Bytes a control region needs: `lanes` private lanes (0 when stealing),
 /// `abortSlots` abort words, and a steal section when `workers`,
 /// `regionLanes` and `width` are given.
-#[napi]
+#[napi(catch_unwind)]
 pub fn control_bytes(
-    lanes: u32,
-    abort_slots: u32,
-    workers: Option<u32>,
-    region_lanes: Option<u32>,
-    width: Option<u32>,
+    lanes: f64,
+    abort_slots: f64,
+    workers: Option<f64>,
+    region_lanes: Option<f64>,
+    width: Option<f64>,
 ) -> Result<u32> {
     let steal = steal_geometry(workers, region_lanes, width)?;
+    let lanes = whole_u32(lanes, "lanes")?;
+    let abort_slots = whole_u32(abort_slots, "abortSlots")?;
     let bytes = layout::control_bytes(lanes as usize, abort_slots as usize, steal.as_ref())
         .map_err(invalid)?;
     u32::try_from(bytes).map_err(|_| invalid("region too large"))
@@ -190,29 +382,34 @@ pub fn control_bytes(
 
 /// Byte offset of the steal section in a region with `lanes` private lanes
 /// and `abortSlots` abort words.
-#[napi]
-pub fn steal_offset(lanes: u32, abort_slots: u32) -> Result<u32> {
+#[napi(catch_unwind)]
+pub fn steal_offset(lanes: f64, abort_slots: f64) -> Result<u32> {
+    let lanes = whole_u32(lanes, "lanes")?;
+    let abort_slots = whole_u32(abort_slots, "abortSlots")?;
     let offset = layout::steal_offset(lanes as usize, abort_slots as usize).map_err(invalid)?;
-    Ok(offset as u32)
+    u32::try_from(offset).map_err(|_| invalid("region too large"))
 }
 
-/// Byte offset of the abort words in a region with `lanes` lanes.
-#[napi]
-pub fn abort_offset(lanes: u32) -> u32 {
-    layout::abort_offset(lanes as usize) as u32
+/// Byte offset of the abort words in a region with `lanes` lanes (at most
+/// `layout.maxLanes`).
+#[napi(catch_unwind)]
+pub fn abort_offset(lanes: f64) -> Result<u32> {
+    let lanes = whole(lanes, "lanes", layout::MAX_LANES as u64)?;
+    u32::try_from(layout::abort_offset(lanes)).map_err(|_| invalid("region too large"))
 }
 
 /// A view over shared memory that Rust holds while it uses the pointer.
 struct Held {
     // Field order matters: the memory description and the attachment go
-    // before the view whose reference keeps the memory alive.
+    // before the view (and mapping) whose reference keeps the memory alive.
     memory: Arc<SharedMemory>,
     _attachment: Attachment,
-    _view: Uint8Array,
+    _view: SharedView,
 }
 
 impl Held {
-    fn new(view: Uint8Array, min_len: usize) -> Result<Self> {
+    fn new(shared: SharedView, min_len: usize) -> Result<Self> {
+        let view = &shared.view;
         let len = view.len();
         if len < min_len {
             return Err(invalid(format!(
@@ -223,27 +420,31 @@ impl Held {
         // SAFETY: `base..base+len` is the view's memory, kept alive by the
         // reference `_view` holds for as long as `Held` (and so every Arc of
         // `memory` handed to threads, which are joined before `Held` drops)
-        // lives. A SharedArrayBuffer's backing store never moves.
+        // lives: a SharedArrayBuffer's backing store never moves, shrinks or
+        // detaches, and a mapping's bytes stay mapped while `_view` holds its
+        // Arc (`SharedView` accepts nothing else).
         let memory = unsafe { SharedMemory::new(base, len) }.map_err(invalid)?;
         Ok(Self {
             memory: Arc::new(memory),
             _attachment: region::attach(base),
-            _view: view,
+            _view: shared,
         })
     }
 }
 
 /// Writes the header of a fresh control region (host side, once).
-#[napi]
+#[napi(catch_unwind)]
 pub fn format_control_region(
-    view: Uint8Array,
-    lanes: u32,
-    abort_slots: u32,
-    workers: Option<u32>,
-    region_lanes: Option<u32>,
-    width: Option<u32>,
+    view: SharedView,
+    lanes: f64,
+    abort_slots: f64,
+    workers: Option<f64>,
+    region_lanes: Option<f64>,
+    width: Option<f64>,
 ) -> Result<()> {
     let steal = steal_geometry(workers, region_lanes, width)?;
+    let lanes = whole_u32(lanes, "lanes")?;
+    let abort_slots = whole_u32(abort_slots, "abortSlots")?;
     let need = layout::control_bytes(lanes as usize, abort_slots as usize, steal.as_ref())
         .map_err(invalid)?;
     let held = Held::new(view, need)?;
@@ -276,7 +477,7 @@ pub fn format_control_region(
     Ok(())
 }
 
-fn check_control(view: Uint8Array) -> Result<Held> {
+fn check_control(view: SharedView) -> Result<Held> {
     let held = Held::new(view, layout::LANES_OFFSET)?;
     let magic = held
         .memory
@@ -291,8 +492,9 @@ fn check_control(view: Uint8Array) -> Result<Held> {
 
 /// The host's end of the doorbell: a waiter thread that calls `onRing` on
 /// the JS thread (through a ThreadsafeFunction) when an armed host is rung.
-/// The ThreadsafeFunction is referenced, so it keeps the event loop alive
-/// until `close()`, which a pool calls on shutdown.
+/// The ThreadsafeFunction is weak: it never keeps the event loop alive by
+/// itself. The pool holds the loop while calls are pending (lib/liveness.js),
+/// so that an idle pool lets the process end without `close()`.
 #[napi]
 pub struct HostDoorbell {
     // Shared with the env cleanup hook; whichever runs first (close(), this
@@ -313,22 +515,38 @@ fn stop_dispatcher(slot: &Mutex<Option<Dispatcher>>) {
 
 #[napi]
 impl HostDoorbell {
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         env: Env,
-        view: Uint8Array,
+        view: SharedView,
         on_ring: Function<'_, (), Unknown<'static>>,
     ) -> Result<Self> {
         let held = check_control(view)?;
         let bell = Doorbell::new(Arc::clone(&held.memory)).map_err(invalid)?;
+        // One ring in the queue at a time: task code that stores ARMED and
+        // moves COUNTER in a loop would otherwise grow the (unbounded) queue
+        // faster than the host drains it. A ring skipped while one is queued
+        // loses nothing: the queued one drains everything published so far.
+        let queued = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let dequeued = Arc::clone(&queued);
         let tsfn = on_ring
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
-            .build_callback(|_ctx| Ok(()))?;
+            .weak::<true>()
+            .build_callback(move |_ctx| {
+                // SeqCst: cleared before the host's drain runs, so a ring
+                // after this point queues another call.
+                dequeued.store(false, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            })?;
         let dispatcher = Dispatcher::start(bell, move || {
-            // NonBlocking: the waiter must never stall on a busy loop; the
-            // queue is unbounded and holds at most one entry per arming.
-            tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            // NonBlocking: the waiter must never stall on a busy loop.
+            if !queued.swap(true, std::sync::atomic::Ordering::SeqCst)
+                && tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking) != Status::Ok
+            {
+                // Not queued (closing): the next ring may try again.
+                queued.store(false, std::sync::atomic::Ordering::SeqCst);
+            }
         })
         .map_err(|e| Error::from_reason(format!("cannot start the doorbell thread: {e}")))?;
         let dispatcher = Arc::new(Mutex::new(Some(dispatcher)));
@@ -345,12 +563,12 @@ impl HostDoorbell {
 
     /// Stops the waiter thread and releases the ThreadsafeFunction (the
     /// thread owned it), so the process can exit. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&mut self) {
         stop_dispatcher(&self.dispatcher);
     }
 
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn closed(&self) -> bool {
         self.dispatcher
             .lock()
@@ -369,7 +587,7 @@ impl Drop for HostDoorbell {
 /// Gives up the CPU to any other runnable thread on it (`sched_yield`).
 /// The host calls it between idle drain passes, so that a worker sharing its
 /// vCPU gets to run the call the host is waiting for (`spin.rs`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn yield_now() {
     std::thread::yield_now();
 }
@@ -383,15 +601,15 @@ pub struct WorkerBell {
 
 #[napi]
 impl WorkerBell {
-    #[napi(constructor)]
-    pub fn new(view: Uint8Array) -> Result<Self> {
+    #[napi(constructor, catch_unwind)]
+    pub fn new(view: SharedView) -> Result<Self> {
         let held = check_control(view)?;
         let bell = Doorbell::new(Arc::clone(&held.memory)).map_err(invalid)?;
         Ok(Self { bell, _held: held })
     }
 
     /// Wakes the host's waiter (the caller saw ARMED after adding to COUNTER).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn ring(&self) {
         self.bell.ring();
     }
@@ -399,27 +617,37 @@ impl WorkerBell {
     /// Spins (politely, see `spin.rs`) while word `index` of the control
     /// region equals `value`, for at most `micros` µs. True when it changed.
     /// One call per idle period of a worker, not per call.
-    #[napi]
-    pub fn spin_while(&self, index: u32, value: i32, micros: f64) -> Result<bool> {
+    #[napi(catch_unwind)]
+    pub fn spin_while(&self, index: f64, value: f64, micros: f64) -> Result<bool> {
+        let index = whole_u32(index, "index")?;
+        let value = word_value(value, "value")?;
+        let budget = spin_budget(micros)?;
         let word = self
             ._held
             .memory
             .word(index as usize)
             .ok_or_else(|| invalid(format!("word {index} is outside the control region")))?;
-        let budget = std::time::Duration::from_secs_f64(micros.clamp(0.0, 1e6) / 1e6);
-        Ok(crate::spin::spin_while_equal(word, value as u32, budget))
+        Ok(crate::spin::spin_while_equal(word, value, budget))
     }
 
     /// Spins while words `first..first + count` of the control region are
     /// all zero, for at most `micros` µs (a stealing worker waiting for any
     /// PENDING bit). True when one became non-zero.
-    #[napi]
-    pub fn spin_while_zero(&self, first: u32, count: u32, micros: f64) -> Result<bool> {
+    #[napi(catch_unwind)]
+    pub fn spin_while_zero(&self, first: f64, count: f64, micros: f64) -> Result<bool> {
+        let first = whole_u32(first, "first")?;
+        let count = whole_u32(count, "count")?;
+        let budget = spin_budget(micros)?;
+        // Bounded before any allocation: the words must lie in the region.
+        if (first as usize).saturating_add(count as usize) > self._held.memory.len() / 4 {
+            return Err(invalid(format!(
+                "words {first}..+{count} leave the control region"
+            )));
+        }
         let words = (first..first.saturating_add(count))
             .map(|i| self._held.memory.word(i as usize))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| invalid(format!("words {first}..+{count} leave the control region")))?;
-        let budget = std::time::Duration::from_secs_f64(micros.clamp(0.0, 1e6) / 1e6);
         Ok(crate::spin::spin_while_all_zero(&words, budget))
     }
 }
@@ -438,24 +666,27 @@ impl PayloadArena {
     /// `view` spans the buffer's current length; `maxByteLength` is the
     /// buffer's `maxByteLength` (the address range V8 reserved for it).
     /// `format` is true for the one isolate that creates the region.
-    #[napi(constructor)]
-    pub fn new(view: Uint8Array, max_byte_length: f64, format: bool) -> Result<Self> {
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: &Env, view: SharedView, max_byte_length: f64, format: bool) -> Result<Self> {
         let held = Held::new(view, payload::HEADER_BYTES)?;
-        let max_len = max_byte_length as usize;
-        if !(max_byte_length.is_finite() && max_len >= held.memory.len()) {
+        let max_len = whole(max_byte_length, "maxByteLength", isize::MAX as u64)?;
+        if max_len < held.memory.len() {
             return Err(invalid(
                 "maxByteLength must be at least the buffer's length",
             ));
         }
         let base = held.memory.base();
+        let committed = held.memory.len();
         let arena = if format {
-            // SAFETY: `base` spans `held.memory.len()` committed bytes and
-            // V8 reserved `max_len` for the growable buffer; `held` keeps it
-            // alive as long as the arena (both live in this object).
-            unsafe { Arena::init(base, held.memory.len(), max_len) }
+            // SAFETY: `base` spans `committed` accessible bytes (the view's
+            // length) and V8 reserved `max_len` for the growable buffer (or
+            // it is a mapping of that size); `held` keeps it alive as long
+            // as the arena (both live in this object).
+            unsafe { Arena::init(base, committed, max_len) }
         } else {
-            // SAFETY: as above; the region was formatted by the host.
-            unsafe { Arena::attach(base, max_len) }.map_err(invalid)?
+            // SAFETY: as above; the region was formatted by the host (a
+            // header that says otherwise was overwritten: corrupt).
+            unsafe { Arena::attach(base, committed, max_len) }.map_err(|e| corrupt(env, &e))?
         };
         Ok(Self { arena, held })
     }
@@ -465,14 +696,10 @@ impl PayloadArena {
     /// retry; or 0: the region is full of live blocks now, retry after a
     /// block is freed. Throws a RangeError when even an empty region of the
     /// maximum length cannot hold it (`len > maxRequest`).
-    #[napi]
-    pub fn alloc(&self, len: f64) -> Result<f64> {
-        if !(len.is_finite() && len >= 0.0) {
-            return Err(invalid(format!(
-                "payload length must be a non-negative number, got {len}"
-            )));
-        }
-        match self.arena.alloc(len as usize) {
+    #[napi(catch_unwind)]
+    pub fn alloc(&self, env: &Env, len: f64) -> Result<f64> {
+        let len = whole(len, "payload length", isize::MAX as u64)?;
+        match self.arena.alloc(len) {
             Ok(offset) => Ok(offset as f64),
             Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
             // Offset 0 is the arena's header: never a block.
@@ -481,37 +708,47 @@ impl PayloadArena {
                 Status::InvalidArg,
                 format!("RangeError: payload of {requested} bytes does not fit the payload region (payloadMaxByteLength {max})"),
             )),
+            Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
         }
     }
 
-    #[napi]
-    pub fn free(&self, offset: f64) -> Result<()> {
-        self.arena.free(offset as usize).map_err(invalid)
+    /// Frees the block at `offset`. An offset that is not a live block
+    /// (read from a slot task code may have written) fails with
+    /// `KNT_REGION_CORRUPT` and changes nothing.
+    #[napi(catch_unwind)]
+    pub fn free(&self, env: &Env, offset: f64) -> Result<()> {
+        let offset = whole(offset, "payload offset", isize::MAX as u64)?;
+        self.arena.free(offset).map_err(|e| corrupt(env, &e))
     }
 
     /// The buffer has grown: `view` is a fresh view over its whole length.
-    #[napi]
-    pub fn extend(&self, view: Uint8Array) -> Result<()> {
-        if !std::ptr::eq(view.as_ptr(), self.held.memory.base()) {
+    #[napi(catch_unwind)]
+    pub fn extend(&self, env: &Env, view: SharedView) -> Result<()> {
+        if !std::ptr::eq(view.view.as_ptr(), self.held.memory.base()) {
             return Err(invalid(
                 "extend() needs a view over the same payload buffer",
             ));
         }
-        self.arena.extend(view.len()).map_err(invalid)
+        let len = view.view.len();
+        // SAFETY: `view` spans `len` accessible bytes from the arena's base
+        // (the same buffer, checked above), and the buffer, kept alive by
+        // `self.held`, never shrinks (a SharedArrayBuffer, or a mapping).
+        unsafe { self.arena.mapped(len) };
+        self.arena.extend(len).map_err(|e| corrupt(env, &e))
     }
 
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn committed(&self) -> f64 {
         self.arena.committed() as f64
     }
 
     /// The largest payload an empty region of the maximum length holds.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn max_request(&self) -> f64 {
         self.arena.max_request() as f64
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn stats(&self) -> ArenaStats {
         let s = self.arena.stats();
         ArenaStats {
@@ -538,7 +775,7 @@ pub struct RegionStats {
 }
 
 /// Shared regions this process's isolates hold from Rust right now.
-#[napi]
+#[napi(catch_unwind)]
 pub fn region_stats() -> RegionStats {
     let (regions, attachments) = region::attached_counts();
     RegionStats {

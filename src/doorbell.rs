@@ -27,13 +27,21 @@
 //! with a new count it clears `ARMED` (so further publications do not ring)
 //! and tells the host to drain.
 //!
+//! Task code can write these words (they are in memory it can reach), so
+//! the waiter trusts none of them for its own life: whether it stops is a
+//! flag in this process (`stopping`), and it never sleeps longer than
+//! [`STOP_CHECK`] without looking at that flag. A forged `STOP` or a
+//! `COUNTER` moved back under it cannot keep `stop()` from joining it; a
+//! forged `ARMED` costs the host a spurious drain at most.
+//!
 //! Thread workers share this address space: the doorbell uses the private
 //! futex (`atomic-wait`). When the region is a cross-process mapping
 //! (process workers), it uses the shared one; `futex::Scope` decides, from
 //! where the memory lives, once per `Doorbell`.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::futex::Scope;
 use crate::memory::layout::word;
@@ -48,11 +56,18 @@ pub enum Wake {
     Stop,
 }
 
+/// Longest single sleep of the waiter: a stop whose wake was lost (task
+/// code moved `COUNTER` back to the value the waiter sleeps on) is seen
+/// this late at worst. Only such a stop pays it.
+pub const STOP_CHECK: Duration = Duration::from_millis(250);
+
 /// The doorbell words of one control region.
 #[derive(Debug, Clone)]
 pub struct Doorbell {
     memory: Arc<SharedMemory>,
     scope: Scope,
+    /// Set by `stop()`, in this process: the waiter's real stop signal.
+    stopping: Arc<AtomicBool>,
 }
 
 impl Doorbell {
@@ -64,7 +79,11 @@ impl Doorbell {
             ));
         }
         let scope = Scope::of(memory.base());
-        Ok(Self { memory, scope })
+        Ok(Self {
+            memory,
+            scope,
+            stopping: Arc::new(AtomicBool::new(false)),
+        })
     }
 
     /// Which futex this doorbell waits and wakes on.
@@ -118,13 +137,18 @@ impl Doorbell {
         // it blocks: futex_wait then finds the value changed and returns at
         // once, where a wake alone would have found no waiter yet and the
         // waiter would sleep until the next publication (a join that hangs).
+        // SeqCst, as the STOP store: the waiter's SeqCst load of `stopping`
+        // after its wake sees it.
+        self.stopping.store(true, Ordering::SeqCst);
         self.word(word::STOP).store(1, Ordering::SeqCst);
         self.word(word::COUNTER).fetch_add(1, Ordering::SeqCst);
         self.scope.wake_all(self.word(word::COUNTER));
     }
 
+    /// Whether `stop()` was called on this doorbell (or a clone of it). The
+    /// shared `STOP` word is written for observers but not trusted here.
     pub fn stopped(&self) -> bool {
-        self.word(word::STOP).load(Ordering::SeqCst) != 0
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// Waiter side: block until the host is armed and a publication has
@@ -147,7 +171,8 @@ impl Doorbell {
                 // Counted while the host was busy: it drains those itself.
                 continue;
             }
-            self.scope.wait(counter, now);
+            // Bounded: see STOP_CHECK.
+            self.scope.wait_timeout(counter, now, STOP_CHECK);
         }
     }
 }
@@ -213,6 +238,26 @@ mod tests {
         assert_ne!(bell.counter(), read_before_stop);
         let mut last = read_before_stop;
         assert_eq!(bell.wait(&mut last), Wake::Stop);
+    }
+
+    #[test]
+    fn forged_words_cannot_stop_or_keep_the_waiter() {
+        let (_buf, mem) = region();
+        let bell = Doorbell::new(Arc::clone(&mem)).unwrap();
+        // A forged STOP does not end the waiter: only stop() does.
+        mem.word(word::STOP).unwrap().store(1, Ordering::SeqCst);
+        let mut last = bell.counter();
+        let waiter_bell = bell.clone();
+        let waiter = std::thread::spawn(move || waiter_bell.wait(&mut last));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!waiter.is_finished(), "a forged STOP stopped the waiter");
+        // stop() while COUNTER is moved back to the value the waiter sleeps
+        // on (its wake is lost): the waiter still ends, within STOP_CHECK.
+        let counter = mem.word(word::COUNTER).unwrap();
+        let before = counter.load(Ordering::SeqCst);
+        bell.stop();
+        counter.store(before, Ordering::SeqCst);
+        assert_eq!(waiter.join().unwrap(), Wake::Stop);
     }
 
     #[test]

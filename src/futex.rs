@@ -40,13 +40,13 @@ impl Scope {
         Scope::Private
     }
 
-    /// Blocks while `word` holds `expected` (or until a spurious wake).
-    pub fn wait(self, word: &AtomicU32, expected: u32) {
+    /// Blocks while `word` holds `expected`, for at most `timeout` (or
+    /// until a spurious wake). Every wait on a word that task code can
+    /// write needs an end: such a word may never move again.
+    pub fn wait_timeout(self, word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
         match self {
-            Scope::Private => atomic_wait::wait(word, expected),
-            Scope::Shared => {
-                wait_shared(word, expected, None);
-            }
+            Scope::Private => wait_private(word, expected, timeout),
+            Scope::Shared => wait_shared(word, expected, Some(timeout)),
         }
     }
 
@@ -79,10 +79,14 @@ pub enum WaitEnd {
     TimedOut,
 }
 
-/// `FUTEX_WAIT` (shared) on `word` while it holds `expected`, for at most
-/// `timeout` (`None`: no limit).
+/// `futex(word, op, expected, timeout)` for a FUTEX_WAIT `op`.
 #[cfg(target_os = "linux")]
-pub fn wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> WaitEnd {
+fn futex_wait(
+    word: &AtomicU32,
+    expected: u32,
+    op: libc::c_int,
+    timeout: Option<Duration>,
+) -> WaitEnd {
     let spec = timeout.map(|t| libc::timespec {
         tv_sec: t.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
         tv_nsec: t.subsec_nanos() as libc::c_long,
@@ -97,7 +101,7 @@ pub fn wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT,
+            op,
             expected,
             spec_ptr,
             std::ptr::null::<u32>(),
@@ -111,6 +115,26 @@ pub fn wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -
         // all mean "look again".
         WaitEnd::Returned
     }
+}
+
+/// `FUTEX_WAIT_PRIVATE` on `word` while it holds `expected`, for at most
+/// `timeout`: `atomic_wait::wait` without the unbounded sleep. The private
+/// futex is what `atomic_wait::wake_*` wake, so the two mix.
+#[cfg(target_os = "linux")]
+fn wait_private(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
+    futex_wait(
+        word,
+        expected,
+        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+        Some(timeout),
+    )
+}
+
+/// `FUTEX_WAIT` (shared) on `word` while it holds `expected`, for at most
+/// `timeout` (`None`: no limit).
+#[cfg(target_os = "linux")]
+pub fn wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> WaitEnd {
+    futex_wait(word, expected, libc::FUTEX_WAIT, timeout)
 }
 
 /// `FUTEX_WAKE` (shared): wakes up to `count` waiters on `word`, in any
@@ -129,6 +153,19 @@ pub fn wake_shared(word: &AtomicU32, count: u32) -> usize {
 #[cfg(not(target_os = "linux"))]
 pub fn wait_shared(word: &AtomicU32, expected: u32, _timeout: Option<Duration>) -> WaitEnd {
     atomic_wait::wait(word, expected);
+    WaitEnd::Returned
+}
+
+#[cfg(not(target_os = "linux"))]
+fn wait_private(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
+    // No timed wait in `atomic_wait`: poll, briefly.
+    let end = std::time::Instant::now() + timeout;
+    while word.load(std::sync::atomic::Ordering::Relaxed) == expected {
+        if std::time::Instant::now() >= end {
+            return WaitEnd::TimedOut;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
     WaitEnd::Returned
 }
 
@@ -163,6 +200,25 @@ mod tests {
             WaitEnd::TimedOut
         );
         assert!(t0.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn private_wait_times_out_and_is_woken_by_atomic_wait() {
+        let word = Arc::new(AtomicU32::new(0));
+        assert_eq!(
+            Scope::Private.wait_timeout(&word, 0, Duration::from_millis(20)),
+            WaitEnd::TimedOut
+        );
+        let w = Arc::clone(&word);
+        let waiter = std::thread::spawn(move || {
+            while w.load(Ordering::SeqCst) == 0 {
+                Scope::Private.wait_timeout(&w, 0, Duration::from_secs(10));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        word.store(1, Ordering::SeqCst);
+        atomic_wait::wake_all(&*word);
+        waiter.join().unwrap();
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! - `task_id.rs`: `stableTaskID`.
 //! - `bindings.rs`: what JS calls.
 
+#![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
+
 pub mod dispatcher;
 pub mod doorbell;
 pub mod futex;

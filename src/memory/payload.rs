@@ -91,8 +91,8 @@
 //! All state changes happen under the `LOCK` word, a three-state futex lock:
 //! `lock` tries `0 -> 1` with a compare-exchange; on failure it spins at
 //! most `SPIN_LIMIT` (100) times (`std::hint::spin_loop`) while the word is 1,
-//! then swaps in 2 ("contended") and sleeps in `atomic_wait::wait(LOCK, 2)`
-//! until its swap returns 0. `unlock` swaps in 0 and calls
+//! then swaps in 2 ("contended") and sleeps on the futex (LOCK, 2) until
+//! its swap returns 0, for [`LOCK_PATIENCE`] at most. `unlock` swaps in 0 and calls
 //! `atomic_wait::wake_one` only if the old value was 2. Critical sections
 //! only touch headers and links (no payload bytes are copied under the
 //! lock).
@@ -107,15 +107,32 @@
 //! Publishing an offset to a reader is the caller's job and needs its own
 //! Release/Acquire pair.
 //!
+//! # What the arena trusts
+//!
+//! Nothing in the region: task code can write any byte of it. Every offset
+//! read from it is checked against [`Bounds`], which live in this process
+//! (not in the region): the bytes Rust was shown to be accessible (a view's
+//! length, a mapping's size), so a forged `COMMITTED` or `TOP` can never
+//! lead a read or write past them. A forged link, size or check word is
+//! refused (`Err`), never followed. A lock word that never returns to 0
+//! (a writer stored 1 into it, or an impossible value) ends the wait after
+//! [`LOCK_PATIENCE`]: the region is then marked corrupt in this process and
+//! every later call fails at once with [`AllocError::Corrupt`] / `Err`.
+//!
 //! The futex is the private one (`atomic_wait`) for a region in this
 //! process's own memory (thread pools), and the shared one when the region
 //! is a cross-process mapping (process workers): `futex::Scope::of` decides
 //! from the base address when an `Arena` is made. The layout is the same.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::hint::spin_loop;
 use std::ptr;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use once_cell::sync::Lazy;
 
 use crate::futex::Scope;
 
@@ -130,6 +147,11 @@ const BLOCK_HEADER: usize = 16;
 const MIN_BLOCK: usize = 32;
 /// Bounded spin before sleeping on the lock word.
 const SPIN_LIMIT: u32 = 100;
+/// Longest wait for the lock. Critical sections touch a few headers (µs);
+/// even a holder descheduled on a loaded 2-vCPU machine is back within
+/// milliseconds. A lock held this long is held by nobody: task code wrote
+/// the word (or a process died holding it), and the region is unusable.
+pub const LOCK_PATIENCE: Duration = Duration::from_secs(2);
 
 const MAGIC: u32 = 0x4150_4e4b; // "KNPA" in little-endian byte order
 const VERSION: u32 = 1;
@@ -170,6 +192,10 @@ pub enum AllocError {
     /// request may succeed after some are freed. (`max` is 0 for an arena
     /// that is not initialised or whose header is corrupt.)
     TooLarge { requested: usize, max: usize },
+    /// The region's shared state is inconsistent (task code wrote into it,
+    /// or a process died holding its lock): nothing was allocated. The text
+    /// says what was found.
+    Corrupt(&'static str),
 }
 
 impl fmt::Display for AllocError {
@@ -193,6 +219,7 @@ impl fmt::Display for AllocError {
                     "payload region is full (could not place {requested} bytes)"
                 )
             }
+            AllocError::Corrupt(why) => write!(f, "{why}"),
         }
     }
 }
@@ -216,7 +243,38 @@ pub struct ArenaStats {
     pub largest_free: usize,
 }
 
-/// A view of a payload region. Cheap to create; all state is in the region.
+/// What this process knows about a region, kept outside it (task code
+/// cannot change it): shared by every `Arena` over the same base address
+/// in this process (all isolates see the same backing store there).
+#[derive(Debug, Default)]
+pub struct Bounds {
+    /// Bytes from the base known to be accessible: the largest length Rust
+    /// itself was shown (`init`'s committed length, [`Arena::mapped`]).
+    /// Only ever raised: committed memory of a growable buffer never
+    /// shrinks, and a mapping stays whole while an `Arena` exists.
+    known: AtomicUsize,
+    /// Set once the region's lock proved unusable: every call then fails.
+    corrupt: AtomicBool,
+}
+
+/// Bounds of the regions arenas in this process use, by base address. Weak:
+/// an entry dies with the last `Arena` over it (the memory, kept alive by
+/// the arena's owner, cannot be reused at that address before then).
+static BOUNDS: Lazy<Mutex<HashMap<usize, Weak<Bounds>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn bounds_of(base: *mut u8) -> Arc<Bounds> {
+    let mut map = BOUNDS.lock().unwrap_or_else(|e| e.into_inner());
+    map.retain(|_, w| w.strong_count() > 0);
+    if let Some(b) = map.get(&(base as usize)).and_then(Weak::upgrade) {
+        return b;
+    }
+    let b = Arc::new(Bounds::default());
+    map.insert(base as usize, Arc::downgrade(&b));
+    b
+}
+
+/// A view of a payload region. Cheap to create; all allocator state is in
+/// the region, the bounds it is checked against in this process.
 #[derive(Debug)]
 pub struct Arena {
     base: *mut u8,
@@ -224,6 +282,7 @@ pub struct Arena {
     max_len: usize,
     /// The futex the lock sleeps and wakes on.
     scope: Scope,
+    bounds: Arc<Bounds>,
 }
 
 // SAFETY: an `Arena` is a pointer and a length. Every access it makes to the
@@ -238,8 +297,9 @@ unsafe impl Sync for Arena {}
 
 /// A block offset that has been checked: a multiple of 16, at least
 /// `HEADER_BYTES`, and with `MIN_BLOCK` bytes before a bound that was at
-/// most the committed length. Committed memory never shrinks, so its 32
-/// header/link bytes stay accessible for the life of the arena.
+/// most the known accessible length ([`Bounds`]). That length never
+/// shrinks, so its 32 header/link bytes stay accessible for the life of
+/// the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Blk(usize);
 
@@ -322,13 +382,19 @@ impl Arena {
                 base: ptr::null_mut(),
                 max_len: 0,
                 scope: Scope::Private,
+                bounds: Arc::default(),
             };
         }
         let arena = Arena {
             base,
             max_len,
             scope: Scope::of(base),
+            bounds: bounds_of(base),
         };
+        // A fresh format: whatever this process had concluded about an
+        // earlier region at this address no longer holds.
+        arena.bounds.corrupt.store(false, Ordering::Relaxed);
+        arena.bounds.known.fetch_max(committed, Ordering::AcqRel);
         let r = Ordering::Relaxed;
         arena.h32(H_LOCK).store(0, r);
         arena.h32(H_VERSION).store(VERSION, r);
@@ -353,20 +419,31 @@ impl Arena {
     /// # Safety
     ///
     /// `base` points to `max_len` bytes of memory that stay mapped while any
-    /// `Arena` over it exists, and at least the first [`HEADER_BYTES`] are
-    /// readable and writable (always true of a formatted region). Only the
-    /// first `committed` bytes (tracked in the header) are touched.
-    pub unsafe fn attach(base: *mut u8, max_len: usize) -> Result<Arena, String> {
+    /// `Arena` over it exists, and at least the first `mapped` bytes are
+    /// readable and writable. Only bytes known to be accessible (`mapped`,
+    /// and what [`Arena::mapped`] adds later) are touched, whatever the
+    /// header says.
+    pub unsafe fn attach(base: *mut u8, mapped: usize, max_len: usize) -> Result<Arena, String> {
         if base.is_null() || !base.cast::<u64>().is_aligned() {
             return Err("payload region base must be non-null and 8-byte aligned".into());
         }
         if !(HEADER_BYTES..=isize::MAX as usize).contains(&max_len) {
             return Err(format!("payload region max_len {max_len} is out of range"));
         }
+        if mapped < HEADER_BYTES {
+            return Err(format!(
+                "payload region of {mapped} bytes has no room for its header"
+            ));
+        }
+        let bounds = bounds_of(base);
+        bounds
+            .known
+            .fetch_max(mapped.min(max_len), Ordering::AcqRel);
         let arena = Arena {
             base,
             max_len,
             scope: Scope::of(base),
+            bounds,
         };
         // Acquire: pairs with the Release store of MAGIC in `init`.
         let magic = arena.h32(H_MAGIC).load(Ordering::Acquire);
@@ -396,7 +473,37 @@ impl Arena {
             base,
             max_len: region_max,
             scope: arena.scope,
+            bounds: arena.bounds,
         })
+    }
+
+    /// The first `bytes` bytes of the region are now readable and writable
+    /// (the buffer grew): the arena may use them. Values past `max_len` are
+    /// clamped; smaller values than already known change nothing.
+    ///
+    /// # Safety
+    ///
+    /// The first `bytes` bytes from the base are committed memory that
+    /// stays mapped while any `Arena` over it exists (a view of that length
+    /// over the buffer, or a mapping of that size, proves it).
+    pub unsafe fn mapped(&self, bytes: usize) {
+        if self.max_len != 0 {
+            self.bounds
+                .known
+                .fetch_max(bytes.min(self.max_len), Ordering::AcqRel);
+        }
+    }
+
+    /// Whether this process found the region unusable (see [`LOCK_PATIENCE`]).
+    pub fn is_corrupt(&self) -> bool {
+        self.bounds.corrupt.load(Ordering::Relaxed)
+    }
+
+    /// Bytes known to be accessible (Rust's own record, not the header's).
+    fn known(&self) -> usize {
+        // Acquire: pairs with the AcqRel raises; the bytes below it were
+        // committed before the raise.
+        self.bounds.known.load(Ordering::Acquire).min(self.max_len)
     }
 
     /// Allocates a block with at least `len` usable bytes and returns the
@@ -414,16 +521,17 @@ impl Arena {
                 })
             }
         };
-        let corrupt = AllocError::TooLarge {
-            requested: len,
-            max: 0,
-        };
-        let Some(_guard) = self.lock() else {
-            return Err(corrupt);
-        };
-        let Ok(st) = self.snapshot() else {
-            return Err(corrupt);
-        };
+        if self.max_len == 0 {
+            return Err(AllocError::TooLarge {
+                requested: len,
+                max: 0,
+            });
+        }
+        let _guard = self.lock().map_err(AllocError::Corrupt)?;
+        let st = self.snapshot().map_err(|_| {
+            AllocError::Corrupt("payload region is corrupt: its header is inconsistent")
+        })?;
+        let corrupt = AllocError::Corrupt("payload region is corrupt: its top is misplaced");
 
         // First fit over the address-ordered free list.
         let mut prev: Option<Blk> = None;
@@ -486,9 +594,7 @@ impl Arena {
         if !offset.is_multiple_of(ALIGN) || offset < HEADER_BYTES + BLOCK_HEADER {
             return Err(not_live());
         }
-        let _guard = self
-            .lock()
-            .ok_or_else(|| "payload arena is not initialised".to_string())?;
+        let _guard = self.lock()?;
         let st = self.snapshot()?;
         let b = blk(offset - BLOCK_HEADER, st.top).ok_or_else(not_live)?;
         let (size, state) = self.read_block(b, st.top).ok_or_else(not_live)?;
@@ -574,9 +680,7 @@ impl Arena {
     /// current committed length is ignored (so repeated or racing calls are
     /// harmless); a value past the maximum length is an error.
     pub fn extend(&self, new_committed: usize) -> Result<(), String> {
-        let _guard = self
-            .lock()
-            .ok_or_else(|| "payload arena is not initialised".to_string())?;
+        let _guard = self.lock()?;
         if new_committed > self.max_len {
             return Err(format!(
                 "payload region cannot grow to {new_committed} bytes (max {})",
@@ -592,19 +696,20 @@ impl Arena {
         Ok(())
     }
 
-    /// Committed length as last reported by `init`/`extend`.
+    /// Committed length as last reported by `init`/`extend` (never more
+    /// than this process knows to be accessible).
     pub fn committed(&self) -> usize {
         if self.max_len == 0 {
             return 0;
         }
         // Acquire: pairs with the Release store in `extend`; the value is a
         // snapshot that may be raised concurrently.
-        to_usize(self.h64(H_COMMITTED).load(Ordering::Acquire)).min(self.max_len)
+        to_usize(self.h64(H_COMMITTED).load(Ordering::Acquire)).min(self.known())
     }
 
     /// Usage counters (walks the free list under the lock).
     pub fn stats(&self) -> ArenaStats {
-        let Some(_guard) = self.lock() else {
+        let Ok(_guard) = self.lock() else {
             return ArenaStats::default();
         };
         let committed = to_usize(self.h64(H_COMMITTED).load(Ordering::Relaxed));
@@ -637,9 +742,7 @@ impl Arena {
     /// the free blocks in address order, no two free blocks touch, none ends
     /// at `TOP`, and the live count matches. A debugging aid for tests.
     pub fn verify(&self) -> Result<(), String> {
-        let _guard = self
-            .lock()
-            .ok_or_else(|| "payload arena is not initialised".to_string())?;
+        let _guard = self.lock()?;
         let st = self.snapshot()?;
         let mut off = HEADER_BYTES;
         let mut expect_free = self.free_head();
@@ -698,9 +801,14 @@ impl Arena {
         align_down(self.max_len).saturating_sub(HEADER_BYTES + BLOCK_HEADER)
     }
 
-    fn lock(&self) -> Option<LockGuard<'_>> {
+    /// Takes the region's lock, or says why it cannot: an inert arena, or
+    /// a lock word task code broke (see [`LOCK_PATIENCE`]).
+    fn lock(&self) -> Result<LockGuard<'_>, &'static str> {
         if self.max_len == 0 {
-            return None;
+            return Err("payload arena is not initialised");
+        }
+        if self.is_corrupt() {
+            return Err("payload region is corrupt: its lock word was broken");
         }
         let word = self.h32(H_LOCK);
         // Acquire on every successful transition out of 0: pairs with the
@@ -710,16 +818,21 @@ impl Arena {
             .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            Self::lock_contended(word, self.scope);
+            if let Err(why) = Self::lock_contended(word, self.scope) {
+                // Relaxed: a hint for later calls; each still checks its own
+                // lock attempt.
+                self.bounds.corrupt.store(true, Ordering::Relaxed);
+                return Err(why);
+            }
         }
-        Some(LockGuard {
+        Ok(LockGuard {
             word,
             scope: self.scope,
         })
     }
 
     #[cold]
-    fn lock_contended(word: &AtomicU32, scope: Scope) {
+    fn lock_contended(word: &AtomicU32, scope: Scope) -> Result<(), &'static str> {
         // Relaxed loads while spinning: they only decide when to retry; the
         // Acquire RMWs below do the synchronising.
         let mut state = word.load(Ordering::Relaxed);
@@ -734,13 +847,31 @@ impl Arena {
                 .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
-            return;
+            return Ok(());
         }
         // Mark the lock contended; whoever unlocks then wakes one sleeper.
         // We own the lock once the swap returns 0 (Acquire, as above). Taking
         // it in state 2 may cost the next unlock one spurious wake: harmless.
-        while word.swap(2, Ordering::Acquire) != 0 {
-            scope.wait(word, 2);
+        // A value other than 0, 1 or 2 is never stored by an arena: the
+        // word was overwritten, and the holder (if any) is unknown.
+        let deadline = Instant::now() + LOCK_PATIENCE;
+        loop {
+            match word.swap(2, Ordering::Acquire) {
+                0 => return Ok(()),
+                1 | 2 => {}
+                _ => {
+                    return Err(
+                        "payload region is corrupt: its lock word holds an impossible value",
+                    )
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(
+                    "payload region is corrupt: its lock was held for longer than any holder could (2 s)",
+                );
+            }
+            scope.wait_timeout(word, 2, left);
         }
     }
 
@@ -753,7 +884,9 @@ impl Arena {
                 "payload region header is corrupt (committed {committed})"
             ));
         }
-        let limit = align_down(committed);
+        // Never past what this process knows to be accessible, whatever the
+        // header claims.
+        let limit = align_down(committed.min(self.known()));
         if !top.is_multiple_of(ALIGN) || !(HEADER_BYTES..=limit).contains(&top) {
             return Err(format!("payload region header is corrupt (top {top})"));
         }
@@ -897,13 +1030,17 @@ mod tests {
         fn init(&mut self, committed: usize) -> Arena {
             let len = self.len();
             // SAFETY: the Vec outlives every arena in the test and is `len`
-            // bytes long.
-            unsafe { Arena::init(self.base(), committed, len) }
+            // bytes long, all of it accessible.
+            unsafe {
+                let a = Arena::init(self.base(), committed, len);
+                a.mapped(len);
+                a
+            }
         }
         fn attach(&mut self) -> Arena {
             let len = self.len();
             // SAFETY: as in `init`.
-            unsafe { Arena::attach(self.base(), len) }.unwrap()
+            unsafe { Arena::attach(self.base(), len, len) }.unwrap()
         }
     }
 
@@ -1254,21 +1391,20 @@ mod tests {
         let len = r.len();
         let base = r.base();
         // SAFETY: the buffer is `len` bytes and outlives the call.
-        assert!(unsafe { Arena::attach(base, len) }.is_err(), "no magic yet");
+        let unformatted = unsafe { Arena::attach(base, len, len) };
+        assert!(unformatted.is_err(), "no magic yet");
         // SAFETY: as above.
-        assert!(unsafe { Arena::attach(ptr::null_mut(), len) }.is_err());
+        assert!(unsafe { Arena::attach(ptr::null_mut(), len, len) }.is_err());
         // SAFETY: as above; misaligned base is rejected before any access.
-        assert!(unsafe { Arena::attach(base.add(4), len - 8) }.is_err());
+        assert!(unsafe { Arena::attach(base.add(4), len - 8, len - 8) }.is_err());
         let _a = r.init(64 * KIB);
         // SAFETY: as above.
-        assert!(
-            unsafe { Arena::attach(base, len / 2) }.is_err(),
-            "smaller max_len"
-        );
+        let smaller = unsafe { Arena::attach(base, len / 2, len / 2) };
+        assert!(smaller.is_err(), "smaller max_len");
         // SAFETY: as above.
-        assert!(unsafe { Arena::attach(base, 10) }.is_err());
+        assert!(unsafe { Arena::attach(base, 10, 10) }.is_err());
         // SAFETY: as above.
-        let b = unsafe { Arena::attach(base, len) }.unwrap();
+        let b = unsafe { Arena::attach(base, len, len) }.unwrap();
         assert_eq!(b.committed(), 64 * KIB);
     }
 
@@ -1325,14 +1461,74 @@ mod tests {
         assert!(w > y);
         // SAFETY: as above.
         unsafe { ptr::write(base.add(H_TOP).cast::<u64>(), u64::MAX) };
-        assert_eq!(
-            a.alloc(10),
-            Err(AllocError::TooLarge {
-                requested: 10,
-                max: 0
-            })
-        );
+        assert!(matches!(a.alloc(10), Err(AllocError::Corrupt(_))));
         assert!(a.free(w).is_err());
+    }
+
+    #[test]
+    fn forged_committed_never_leads_past_the_known_length() {
+        // The region is 1 MiB, but only 64 KiB are accessible (a growable
+        // buffer's committed part): a header claiming 1 MiB must not make
+        // the arena carve (and write block headers) past 64 KiB.
+        let mut r = Region::new(MIB);
+        let base = r.base();
+        // SAFETY: the whole Vec is accessible; the arena is told 64 KiB are.
+        let a = unsafe { Arena::init(base, 64 * KIB, MIB) };
+        // SAFETY: as above; the header is not in use by another thread.
+        unsafe { ptr::write(base.add(H_COMMITTED).cast::<u64>(), MIB as u64) };
+        // Mark the bytes past 64 KiB: nothing may write there.
+        // SAFETY: in bounds of the Vec.
+        unsafe { ptr::write_bytes(base.add(64 * KIB), 0xA5, MIB - 64 * KIB) };
+        let x = a.alloc(40 * KIB).unwrap();
+        assert!(x + 40 * KIB <= 64 * KIB);
+        assert!(matches!(
+            a.alloc(40 * KIB),
+            Err(AllocError::NeedGrow { .. })
+        ));
+        assert!(a.committed() <= 64 * KIB);
+        // SAFETY: in bounds of the Vec.
+        let tail = unsafe { std::slice::from_raw_parts(base.add(64 * KIB), MIB - 64 * KIB) };
+        assert!(
+            tail.iter().all(|&b| b == 0xA5),
+            "wrote past the known length"
+        );
+        // A freed offset past the known length is refused, not followed.
+        assert!(a.free(512 * KIB).is_err());
+        // Once more memory is known accessible, it is used.
+        // SAFETY: the Vec is MIB bytes.
+        unsafe { a.mapped(MIB) };
+        assert!(a.alloc(40 * KIB).is_ok());
+    }
+
+    #[test]
+    fn broken_lock_word_is_an_error_not_a_hang() {
+        let mut r = Region::new(MIB);
+        let base = r.base();
+        let a = r.init(MIB);
+        let lock = a.h32(H_LOCK);
+        // An impossible value: refused at once, and from then on.
+        lock.store(0xffff_fff0, Ordering::Relaxed);
+        assert!(matches!(a.alloc(10), Err(AllocError::Corrupt(_))));
+        assert!(a.is_corrupt());
+        let t0 = Instant::now();
+        assert!(a.free(HEADER_BYTES + BLOCK_HEADER).is_err());
+        assert!(a.extend(MIB).is_err());
+        assert_eq!(a.stats(), ArenaStats::default());
+        assert!(
+            t0.elapsed() < LOCK_PATIENCE,
+            "a known-corrupt region fails at once"
+        );
+        // A fresh format clears the mark.
+        drop(a);
+        let b = r.init(MIB);
+        assert!(!b.is_corrupt());
+        // A lock "held" forever (1 stored by someone who never unlocks):
+        // the wait ends after LOCK_PATIENCE with an error.
+        b.h32(H_LOCK).store(1, Ordering::Relaxed);
+        let t0 = Instant::now();
+        assert!(matches!(b.alloc(10), Err(AllocError::Corrupt(_))));
+        assert!(t0.elapsed() >= LOCK_PATIENCE);
+        let _ = base;
     }
 
     #[test]
@@ -1453,7 +1649,7 @@ mod tests {
                     let base = base as *mut u8;
                     // SAFETY: the region Vec outlives the threads (joined
                     // below) and is REGION bytes long.
-                    let a = unsafe { Arena::attach(base, REGION) }.unwrap();
+                    let a = unsafe { Arena::attach(base, REGION, REGION) }.unwrap();
                     let mut rng = Rng(0x9e37_79b9 + tid as u64);
                     // A byte unique to (thread, slot): overlapping live blocks
                     // of any two owners corrupt each other's pattern.
@@ -1496,6 +1692,7 @@ mod tests {
                                     None => thread::yield_now(),
                                 }
                             }
+                            Err(AllocError::Corrupt(why)) => panic!("{why}"),
                         }
                     }
                     for (s, slot) in slots.iter_mut().enumerate() {

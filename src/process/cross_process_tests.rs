@@ -219,7 +219,7 @@ fn the_payload_lock_sleeps_and_wakes_across_processes() {
             std::hint::spin_loop();
         }
         // SAFETY: as above; formatted by the parent before the fork.
-        match unsafe { Arena::attach(child_map.base(), LEN) } {
+        match unsafe { Arena::attach(child_map.base(), LEN, LEN) } {
             Ok(arena) if work(&arena) => 0,
             _ => 6,
         }

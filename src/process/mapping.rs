@@ -10,7 +10,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use once_cell::sync::Lazy;
 
@@ -25,6 +25,35 @@ pub fn is_cross_process(addr: *const u8) -> bool {
     let list = MAPPINGS.lock().unwrap_or_else(|e| e.into_inner());
     list.iter()
         .any(|&(start, end)| (start..end).contains(&addr))
+}
+
+/// Mappings handed out through [`share`], for [`holder_of`]. Weak: the
+/// registry never keeps a mapping alive.
+static SHARED: Lazy<Mutex<Vec<Weak<Mapping>>>> = Lazy::new(|| Mutex::new(Vec::new()));
+
+/// Wraps a mapping in the `Arc` its holders share, and registers it so that
+/// memory JS hands back (a view over one of its buffers) can be traced to
+/// it ([`holder_of`]).
+pub fn share(mapping: Mapping) -> Arc<Mapping> {
+    let arc = Arc::new(mapping);
+    let mut list = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    list.retain(|w| w.strong_count() > 0);
+    list.push(Arc::downgrade(&arc));
+    arc
+}
+
+/// The live shared mapping that contains all of `[addr, addr + len)`, if
+/// any: whoever keeps the returned `Arc` keeps those bytes mapped, whatever
+/// JS does with its buffers (a transfer or a collected buffer does not
+/// unmap them).
+pub fn holder_of(addr: *const u8, len: usize) -> Option<Arc<Mapping>> {
+    let start = addr as usize;
+    let end = start.checked_add(len)?;
+    let list = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter().filter_map(Weak::upgrade).find(|m| {
+        let base = m.base() as usize;
+        start >= base && end <= base + m.len()
+    })
 }
 
 /// Cross-process mappings this process holds right now (tests, stats).
@@ -130,6 +159,44 @@ pub fn file_len(fd: BorrowedFd<'_>) -> io::Result<usize> {
         return Err(os_error("fstat"));
     }
     usize::try_from(st.st_size).map_err(|_| io::Error::other("negative file size"))
+}
+
+/// `tmpfs` (`statfs(2)`): where memfds and `/dev/shm` objects live.
+const TMPFS_MAGIC: libc::c_long = 0x0102_1994;
+
+/// Checks, without taking it, that descriptor `fd` is what the host hands a
+/// worker process: an open regular file on tmpfs (a memfd), sealed against
+/// shrinking (so no process can cut the mapping short: a SIGBUS), of
+/// exactly `len` bytes. Only then may the caller take ownership of it.
+pub fn check_inherited(fd: libc::c_int, len: usize) -> Result<(), String> {
+    // SAFETY: `stat` is plain old data; fstat fills it or fails (EBADF for
+    // a closed number). No ownership is taken, nothing is closed.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: any descriptor number and a valid out-pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(format!("fstat: {}", io::Error::last_os_error()));
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("not a memory file".into());
+    }
+    // SAFETY: as for `stat`.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: an open descriptor (fstat succeeded) and a valid out-pointer.
+    if unsafe { libc::fstatfs(fd, &mut fs) } != 0 {
+        return Err(format!("fstatfs: {}", io::Error::last_os_error()));
+    }
+    if fs.f_type as libc::c_long != TMPFS_MAGIC {
+        return Err("not a memfd or shm object".into());
+    }
+    // SAFETY: fcntl on an open descriptor; F_GET_SEALS only reads.
+    let seals = unsafe { libc::fcntl(fd, libc::F_GET_SEALS) };
+    if seals < 0 || seals & libc::F_SEAL_SHRINK == 0 {
+        return Err("not a sealed memfd".into());
+    }
+    if usize::try_from(st.st_size).ok() != Some(len) {
+        return Err(format!("{} bytes, {len} expected", st.st_size));
+    }
+    Ok(())
 }
 
 fn set_len(fd: &OwnedFd, len: usize) -> io::Result<()> {
@@ -243,12 +310,87 @@ impl Drop for NamedObject {
     }
 }
 
-/// A new POSIX shared-memory object `/<prefix>-<random>` of `len` bytes,
-/// created exclusively (`O_EXCL`: never an existing object someone planted)
-/// with mode 0600. Returns its name (unlinked on drop) and descriptor.
+/// This process's pid namespace (the inode of `/proc/self/ns/pid`), so that
+/// a pid in a name is only ever compared with pids of the same namespace.
+fn pid_namespace() -> u64 {
+    std::fs::metadata("/proc/self/ns/pid")
+        .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+        .unwrap_or(0)
+}
+
+/// The parts of a name this module made: `/<prefix>-<pidns>-<pid>-<32 hex>`
+/// for a valid `prefix`; `None` for any other name.
+pub fn parse_name(name: &str) -> Option<(&str, u64, u32)> {
+    let rest = name.strip_prefix('/')?;
+    let mut parts = rest.rsplitn(4, '-');
+    let random = parts.next()?;
+    let pid = parts.next()?.parse::<u32>().ok()?;
+    let ns = parts.next()?.parse::<u64>().ok()?;
+    let prefix = parts.next()?;
+    let hex = random.len() == 32 && random.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && check_prefix(prefix).is_ok()).then_some((prefix, ns, pid))
+}
+
+/// Whether process `pid` (of this pid namespace) is gone.
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Removes names with `prefix` left in `/dev/shm` by a creator that is gone
+/// (killed before its workers mapped the memory, so nobody unlinked it):
+/// only names of this module's form, of this pid namespace, owned by this
+/// user, whose creator pid no longer exists. Returns how many it removed.
+/// Best effort: an unreadable directory removes nothing.
+pub fn sweep_stale(prefix: &str) -> usize {
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return 0;
+    };
+    let ns = pid_namespace();
+    let me = std::process::id();
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let mut removed = 0;
+    for entry in dir.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else { continue };
+        let name = format!("/{file}");
+        let Some((p, n, pid)) = parse_name(&name) else {
+            continue;
+        };
+        if p != prefix || n != ns || pid == me || !process_gone(pid) {
+            continue;
+        }
+        let owned = entry
+            .metadata()
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == uid)
+            .unwrap_or(false);
+        if owned && unlink_named(&name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// A new POSIX shared-memory object `/<prefix>-<pidns>-<pid>-<random>` of
+/// `len` bytes, created exclusively (`O_EXCL`: never an existing object
+/// someone planted) with mode 0600. Returns its name (unlinked on drop) and
+/// descriptor. The creator's pid in the name lets a later start remove the
+/// name if this process is killed before anyone unlinks it
+/// ([`sweep_stale`], which runs first).
 pub fn create_named(prefix: &str, len: usize) -> io::Result<(NamedObject, OwnedFd)> {
     check_prefix(prefix).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
-    let name = format!("/{prefix}-{}", random_suffix()?);
+    sweep_stale(prefix);
+    let name = format!(
+        "/{prefix}-{}-{}-{}",
+        pid_namespace(),
+        std::process::id(),
+        random_suffix()?
+    );
     let c = c_name(&name)?;
     // SAFETY: a valid C string; the result is checked.
     let raw = unsafe {
@@ -274,10 +416,11 @@ pub fn create_named(prefix: &str, len: usize) -> io::Result<(NamedObject, OwnedF
 pub fn open_named(name: &str) -> io::Result<OwnedFd> {
     let c = c_name(name)?;
     let flags = libc::O_RDWR | libc::O_CLOEXEC;
-    // SAFETY: a valid C string; the results are checked.
     let raw = if name.starts_with("/proc/") {
+        // SAFETY: a valid C string; the result is checked.
         unsafe { libc::open(c.as_ptr(), flags) }
     } else {
+        // SAFETY: as above.
         unsafe { libc::shm_open(c.as_ptr(), flags, 0) }
     };
     if raw < 0 {
@@ -331,14 +474,34 @@ mod tests {
     }
 
     #[test]
+    fn only_a_sealed_memfd_of_the_right_size_passes_as_inherited() {
+        let fd = create_memfd(8192).unwrap();
+        assert_eq!(check_inherited(fd.as_raw_fd(), 8192), Ok(()));
+        assert!(check_inherited(fd.as_raw_fd(), 4096).is_err(), "wrong size");
+        // An epoll descriptor (what libuv holds), a pipe, a closed number and
+        // an unsealed shm object are refused, and stay open.
+        // SAFETY: plain syscalls; results checked, descriptors closed below.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        assert!(ep >= 0);
+        assert!(check_inherited(ep, 8192).is_err());
+        // SAFETY: F_GETFD only reads the descriptor flags.
+        assert!(unsafe { libc::fcntl(ep, libc::F_GETFD) } >= 0, "left open");
+        // SAFETY: ours, closed once.
+        unsafe { libc::close(ep) };
+        assert!(check_inherited(ep, 8192).is_err(), "closed number");
+        let (_named, shm) = create_named("knt-test", 8192).unwrap();
+        assert!(
+            check_inherited(shm.as_raw_fd(), 8192).is_err(),
+            "not sealed"
+        );
+    }
+
+    #[test]
     fn memfd_is_sealed_and_longer_maps_are_refused() {
         let fd = create_memfd(4096).unwrap();
         // SAFETY: an open descriptor we own.
-        assert_ne!(
-            unsafe { libc::ftruncate(fd.as_raw_fd(), 0) },
-            0,
-            "shrink is sealed"
-        );
+        let shrunk = unsafe { libc::ftruncate(fd.as_raw_fd(), 0) };
+        assert_ne!(shrunk, 0, "shrink is sealed");
         assert!(Mapping::map(fd.as_fd(), 8192).is_err());
         assert!(Mapping::map(fd.as_fd(), 0).is_err());
     }
@@ -355,7 +518,11 @@ mod tests {
         // SAFETY: valid C string and out-pointer.
         assert_eq!(unsafe { libc::stat(c.as_ptr(), &mut st) }, 0);
         assert_eq!(st.st_mode & 0o777, 0o600);
-        assert_eq!(name.len(), "/knt-test-".len() + 32);
+        let (prefix, ns, pid) = parse_name(&name).unwrap();
+        assert_eq!(
+            (prefix, ns, pid),
+            ("knt-test", pid_namespace(), std::process::id())
+        );
 
         let a = Mapping::map(fd.as_fd(), 4096).unwrap();
         let other = open_named(&name).unwrap();
@@ -374,6 +541,44 @@ mod tests {
         // The memory outlives its name while mapped.
         word(&b, 3).store(8, Ordering::SeqCst);
         assert_eq!(word(&a, 3).load(Ordering::SeqCst), 8);
+    }
+
+    #[test]
+    fn stale_names_of_dead_creators_are_swept() {
+        // A name "created" by a process that is gone (a child that exited),
+        // one by this live process, and one of another form.
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        let mut child = child;
+        child.wait().unwrap();
+        let ns = pid_namespace();
+        let prefix = format!("knt-sweep-{}", std::process::id());
+        let stale = format!("/{prefix}-{ns}-{dead}-{}", random_suffix().unwrap());
+        let other = format!("/{prefix}-x-{dead}-{}", random_suffix().unwrap());
+        for name in [&stale, &other] {
+            let c = c_name(name).unwrap();
+            // SAFETY: a valid C string; the descriptor is closed at once.
+            let fd = unsafe {
+                libc::shm_open(
+                    c.as_ptr(),
+                    libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                    0o600,
+                )
+            };
+            assert!(fd >= 0);
+            // SAFETY: ours.
+            unsafe { libc::close(fd) };
+        }
+        let (live, _fd) = create_named(&prefix, 4096).unwrap();
+        let exists = |n: &str| Path::new(&format!("/dev/shm{n}")).exists();
+        assert!(!exists(&stale), "the dead creator's name was swept");
+        assert!(exists(live.name().unwrap()), "a live creator's name stays");
+        assert!(
+            exists(&other),
+            "a name of another form is not ours to remove"
+        );
+        assert_eq!(sweep_stale(&prefix), 0);
+        unlink_named(&other).unwrap();
     }
 
     #[test]

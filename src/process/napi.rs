@@ -8,8 +8,11 @@
 //! unmapped when the last holder (JS buffer, waiter thread, this object)
 //! lets go.
 
+use std::collections::HashSet;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use once_cell::sync::Lazy;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -36,6 +39,30 @@ fn byte_len(len: f64, what: &str) -> Result<usize> {
     Ok(len as usize)
 }
 
+/// Descriptors this process's `ProcessMemory` objects own (the host's).
+/// `openFd` refuses them: taking one would close it twice.
+static HOST_FDS: Lazy<Mutex<HashSet<i32>>> = Lazy::new(|| Mutex::new(HashSet::new()));
+
+/// A descriptor a `ProcessMemory` owns, registered in `HOST_FDS` while open.
+struct HostFd(OwnedFd);
+
+impl HostFd {
+    fn new(fd: OwnedFd) -> Self {
+        let mut set = HOST_FDS.lock().unwrap_or_else(|e| e.into_inner());
+        set.insert(fd.as_raw_fd());
+        Self(fd)
+    }
+}
+
+impl Drop for HostFd {
+    fn drop(&mut self) {
+        // Unregistered while still open: the number cannot have been
+        // reused by then.
+        let mut set = HOST_FDS.lock().unwrap_or_else(|e| e.into_inner());
+        set.remove(&self.0.as_raw_fd());
+    }
+}
+
 /// Memory shared with worker processes. The host creates it (`create`); a
 /// worker opens it (`openFd` for an inherited descriptor, `openNamed` for a
 /// name).
@@ -44,7 +71,7 @@ pub struct ProcessMemory {
     mapping: Arc<Mapping>,
     /// The host keeps the descriptor: replacement workers inherit it, or
     /// reopen it through `/proc/<pid>/fd/<n>` (`procPath`).
-    fd: Option<OwnedFd>,
+    fd: Option<HostFd>,
     named: Option<NamedObject>,
 }
 
@@ -53,7 +80,7 @@ impl ProcessMemory {
     /// `mode`: "inherit" (an anonymous memfd) or "named" (a POSIX shm
     /// object `/<namePrefix>-<128 random bits>`, O_EXCL, mode 0600; call
     /// `unlink()` once every worker has opened it).
-    #[napi(factory)]
+    #[napi(factory, catch_unwind)]
     pub fn create(len: f64, mode: String, name_prefix: Option<String>) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
         let (fd, named) = match mode.as_str() {
@@ -76,30 +103,49 @@ impl ProcessMemory {
         };
         let mapping = Mapping::map(fd.as_fd(), len).map_err(|e| io_error("mmap", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
-            fd: Some(fd),
+            mapping: mapping::share(mapping),
+            fd: Some(HostFd::new(fd)),
             named,
         })
     }
 
     /// Maps `len` bytes of descriptor `fd` (inherited from the host) and
-    /// closes the descriptor: the mapping keeps the memory.
-    #[napi(factory)]
-    pub fn open_fd(fd: i32, len: f64) -> Result<Self> {
+    /// closes the descriptor: the mapping keeps the memory. The descriptor
+    /// is taken (and closed) only once it is verified to be what the host
+    /// hands a worker: a sealed memfd of exactly `len` bytes. Any other
+    /// descriptor (stdio, libuv's own, a file) is refused and left open.
+    #[napi(factory, catch_unwind)]
+    pub fn open_fd(fd: f64, len: f64) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
+        let fd = crate::bindings::whole(fd, "fd", i32::MAX as u64)? as i32;
         // 0-2 are stdio: never take (and later close) one of those.
         if fd < 3 {
             return Err(invalid(format!(
                 "fd must be an inherited descriptor number (3 or more), got {fd}"
             )));
         }
-        // SAFETY: the host placed this descriptor in our table for us alone
-        // (spawn's stdio array); nothing else in this process owns it.
+        let owned_here = HOST_FDS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&fd);
+        if owned_here {
+            return Err(invalid(format!(
+                "descriptor {fd} belongs to this process's own shared memory; it was left open"
+            )));
+        }
+        mapping::check_inherited(fd, len).map_err(|e| {
+            invalid(format!(
+                "descriptor {fd} is not the pool's shared memory ({e}); it was left open"
+            ))
+        })?;
+        // SAFETY: verified above to be an open sealed memfd of `len` bytes,
+        // which only the host's spawn puts in our table, for us alone: no
+        // other code in this process owns it.
         let owned = unsafe { OwnedFd::from_raw_fd(fd) };
         let mapping = Mapping::map(owned.as_fd(), len)
             .map_err(|e| io_error("mmap of the inherited descriptor", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
+            mapping: mapping::share(mapping),
             fd: None,
             named: None,
         })
@@ -107,31 +153,31 @@ impl ProcessMemory {
 
     /// Opens and maps memory by name (a shm name, or a `/proc/<pid>/fd/<n>`
     /// path), then closes the descriptor.
-    #[napi(factory)]
+    #[napi(factory, catch_unwind)]
     pub fn open_named(name: String, len: f64) -> Result<Self> {
         let len = byte_len(len, "shared memory length")?;
         let fd = mapping::open_named(&name).map_err(|e| io_error("opening shared memory", e))?;
         let mapping = Mapping::map(fd.as_fd(), len).map_err(|e| io_error("mmap", e))?;
         Ok(Self {
-            mapping: Arc::new(mapping),
+            mapping: mapping::share(mapping),
             fd: None,
             named: None,
         })
     }
 
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn byte_length(&self) -> f64 {
         self.mapping.len() as f64
     }
 
     /// The host's descriptor (to place in a child's stdio array).
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn fd(&self) -> Option<i32> {
-        self.fd.as_ref().map(|fd| fd.as_raw_fd())
+        self.fd.as_ref().map(|fd| fd.0.as_raw_fd())
     }
 
     /// The shm name while it is linked.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn name(&self) -> Option<String> {
         self.named
             .as_ref()
@@ -140,15 +186,15 @@ impl ProcessMemory {
 
     /// A path a process of this user can open the memory by after the name
     /// is gone (replacement workers in named mode).
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn proc_path(&self) -> Option<String> {
         self.fd
             .as_ref()
-            .map(|fd| format!("/proc/{}/fd/{}", std::process::id(), fd.as_raw_fd()))
+            .map(|fd| format!("/proc/{}/fd/{}", std::process::id(), fd.0.as_raw_fd()))
     }
 
     /// Removes the shm name; the memory lives on. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn unlink(&mut self) -> Result<()> {
         if let Some(named) = self.named.as_mut() {
             named.unlink().map_err(|e| io_error("shm_unlink", e))?;
@@ -158,7 +204,7 @@ impl ProcessMemory {
 
     /// Unlinks the name and closes the descriptor (the host, at shutdown).
     /// Mappings stay until every buffer over them is collected.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&mut self) -> Result<()> {
         let unlinked = self.unlink();
         self.fd = None;
@@ -168,11 +214,11 @@ impl ProcessMemory {
     /// An external ArrayBuffer over `[offset, offset + len)` of the mapping.
     /// Create one per range and keep it: V8 refuses two buffers over the
     /// same bytes in one isolate.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn buffer<'env>(&self, env: &'env Env, offset: f64, len: f64) -> Result<ArrayBuffer<'env>> {
         let len = byte_len(len, "buffer length")?;
         let total = self.mapping.len();
-        let offset = offset as usize;
+        let offset = crate::bindings::whole(offset, "buffer offset", isize::MAX as u64)?;
         if !offset.is_multiple_of(64) || offset.checked_add(len).is_none_or(|end| end > total) {
             return Err(invalid(format!(
                 "buffer [{offset}, +{len}) must start on a 64-byte boundary inside the {total}-byte mapping"
@@ -198,14 +244,25 @@ impl ProcessMemory {
 
     /// Wakes up to `count` waiters (in any process) on word `index` of the
     /// mapping: the host's wake of a parked process worker.
-    #[napi]
-    pub fn wake(&self, index: u32, count: u32) -> Result<u32> {
+    #[napi(catch_unwind)]
+    pub fn wake(&self, index: f64, count: f64) -> Result<u32> {
+        let index = crate::bindings::whole_u32(index, "index")?;
+        let count = crate::bindings::whole_u32(count, "count")?;
         let woken = wake_word(&self.mapping, index as usize, count).map_err(invalid)?;
         Ok(woken as u32)
     }
 
+    /// Removes shm name `name` if it has the form this module gives names
+    /// (`/<prefix>-<pidns>-<pid>-<random>`); any other name is left alone.
+    /// A worker process calls it when its host is gone before unlinking
+    /// the name. True when it removed the name.
+    #[napi(catch_unwind)]
+    pub fn unlink_name(name: String) -> bool {
+        mapping::parse_name(&name).is_some() && mapping::unlink_named(&name).is_ok()
+    }
+
     /// Cross-process mappings this process holds (tests).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn live_mappings() -> u32 {
         mapping::live_mappings() as u32
     }
@@ -222,7 +279,7 @@ pub struct WordWaiterHandle {
 
 #[napi]
 impl WordWaiterHandle {
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         memory: &ProcessMemory,
         on_moved: Function<'_, (), Unknown<'static>>,
@@ -241,15 +298,15 @@ impl WordWaiterHandle {
         Ok(Self { waiter })
     }
 
-    #[napi]
-    pub fn park(&self, index: u32, value: i32) -> Result<()> {
-        self.waiter
-            .park(index as usize, value as u32)
-            .map_err(invalid)
+    #[napi(catch_unwind)]
+    pub fn park(&self, index: f64, value: f64) -> Result<()> {
+        let index = crate::bindings::whole_u32(index, "index")?;
+        let value = crate::bindings::word_value(value, "value")?;
+        self.waiter.park(index as usize, value).map_err(invalid)
     }
 
     /// Stops the thread. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&mut self) {
         self.waiter.stop();
     }

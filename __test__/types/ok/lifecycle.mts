@@ -221,6 +221,7 @@ createPool({
   },
 })({ add });
 createPool({ worker: { runtime: "thread", processSharedMemory: "inherit" } })({ add });
+createPool({ payload: { mode: "fixed", payloadMaxByteLength: 1 << 20 }, worker: { timers: { spinMicroseconds: 20, parkMs: 5 } }, debug: { lifecycle: true, imports: true } })({ add });
 type _workerKeys = Assert<
   Equal<
     keyof WorkerOptions,
@@ -235,6 +236,7 @@ type _workerKeys = Assert<
     | "hardTimeoutMs"
     | "resolveAfterFinishingAll"
     | "bootstrap"
+    | "timers"
   >
 >;
 type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug" | "host" | "balancer" | "inliner">>;
@@ -248,6 +250,8 @@ type _codes = Assert<Equal<
   KnittingErrorCode,
   | "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3"
   | "KNT_POOL_SHUTDOWN" | "KNT_WORKER_EXIT" | "KNT_TASK_TIMEOUT" | "KNT_HARD_TIMEOUT" | "KNT_ABORT_SIGNALS_EXHAUSTED"
+  | "KNT_REGION_CORRUPT"
+  | "KNT_INVALID_OPTION" | "KNT_INVALID_TASK" | "KNT_POOL_IN_WORKER" | "KNT_UNKNOWN_TASK" | "KNT_TOO_MANY_TASKS" | "KNT_WORKER_START_FAILED"
 >>;
 try {
   await pool.call.add([1, 2]);

@@ -1,0 +1,50 @@
+"use strict";
+// Whether this code runs inside a pool worker, and the refusal of a pool
+// created there.
+//
+// Task modules are imported in the host and in every worker, so a module
+// that calls createPool at its top level would, without a guard, start a
+// pool in each worker, whose workers would start pools of their own. A
+// pool worker marks itself (its workerData for threads, a global for
+// processes) and sets POOL_WORKER_ENV in its environment, which worker
+// threads and child processes started from inside it inherit: createPool
+// refuses to run anywhere below a pool worker.
+
+const { workerData } = require("node:worker_threads");
+
+const WORKER_MARK = "__knittingNativeWorker";
+/** Set by process-worker.js: `isMain` is false in a worker process. */
+const PROCESS_WORKER_MARK = Symbol.for("knitting-native.processWorker");
+/** Inherited by whatever a pool worker starts. */
+const POOL_WORKER_ENV = "KNITTING_NATIVE_POOL_WORKER";
+
+/** True in a pool worker itself (thread or process). */
+function isPoolWorker() {
+  const marked = workerData !== null && typeof workerData === "object" && workerData[WORKER_MARK] === true;
+  return marked || globalThis[PROCESS_WORKER_MARK] === true;
+}
+
+/** Called once a pool worker starts: what it starts inherits the mark. */
+function markPoolWorker() {
+  process.env[POOL_WORKER_ENV] = "1";
+}
+
+/** True in a pool worker or in anything started from inside one. */
+function belowPoolWorker() {
+  return isPoolWorker() || process.env[POOL_WORKER_ENV] === "1";
+}
+
+/** Throws the refusal when createPool runs inside a pool worker. */
+function refusePoolInWorker(href) {
+  if (!belowPoolWorker()) return;
+  const where = isPoolWorker() ? "inside a pool worker" : `in a thread or process started from inside a pool worker (${POOL_WORKER_ENV} is set)`;
+  const err = new Error(
+    `knitting-native: createPool was called ${where}${href ? `, by ${href}` : ""}. ` +
+      "Workers import the task modules, so a pool created at the top level of a task module would start again in every worker. " +
+      "Guard it with `if (isMain) { ... }` (isMain is false inside workers), or move createPool out of the task module.",
+  );
+  err.code = "KNT_POOL_IN_WORKER";
+  throw err;
+}
+
+module.exports = { WORKER_MARK, PROCESS_WORKER_MARK, POOL_WORKER_ENV, isPoolWorker, markPoolWorker, belowPoolWorker, refusePoolInWorker };
