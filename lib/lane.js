@@ -1,8 +1,60 @@
 "use strict";
-// The lane protocol in JavaScript: both ends of one lane. The protocol itself
-// (who writes which word, in which order, and why no call is lost,
-// duplicated or misdelivered) is written down once, in src/memory/lane.rs;
-// this file follows it step by step. All offsets come from Rust's layout().
+// The lane protocol: how one call crosses from the host to a worker through
+// the worker's private lane and back (pools with `host.steal: false`, and
+// single-worker pools; lib/steal.js is the other topology).
+//
+// This file is the protocol: both ends and the worker's loop (when it spins
+// and when it parks). pool.js and serve.js call into it; the exhaustive
+// model checker (__test__/model/) runs these very classes, interleaving
+// every shared-memory access they make. Every access to a shared word here
+// is an `Atomics` call (the checker stands in for `Atomics`); slot contents
+// are plain bytes ordered by them, written by pool.js and serve.js. All
+// offsets come from Rust's layout().
+//
+// # Words
+// Every lane belongs to one worker and has `slotCount` (32) slots and two
+// words, one bit per slot:
+// - REQ, written only by the host: the host flips bit i to hand slot i to
+//   the worker.
+// - RES, written only by the worker: the worker flips bit i to hand slot i
+//   back with a response in it.
+// - SLEEPING: 1 while the worker is parking or parked.
+// Slot i is the host's when REQ[i] == RES[i] and the worker's when they
+// differ. Only the owner touches the slot's words and bytes. Each word has
+// one writer, so a plain store of the writer's private copy publishes it.
+//
+// # One call
+// 1. Host (`freeSlot`): pick a slot it owns and has not handed out (a
+//    private `busy` mask); pool.js writes task, call id, length, payload.
+// 2. Host (`publish`, `flush`): flip the bit in its private copy of REQ;
+//    once per burst, store REQ. Everything written in step 1 happens-before
+//    any load that observes the flipped bit.
+// 3. Worker (`takeNew`): load REQ; the bits of REQ ^ RES it has not started
+//    are new requests. It runs them (several at once when tasks are async).
+// 4. Worker (`finish`, `flush`): the response is in the slot (serve.js);
+//    finished slots are published by one store of RES, then the doorbell
+//    (COUNTER += 1; ring if ARMED, src/doorbell.rs).
+// 5. Host (`takeFinished`): load RES; the bits of RES ^ seen are finished
+//    slots; it settles each call, clears the bit from `busy`, seen = RES.
+//
+// # Why a call is never lost, duplicated or misdelivered
+// - Lost: a request is visible once its bit flips, and the worker keeps
+//   scanning REQ ^ RES until it answers it; a response is visible once its
+//   bit flips, and `seen` only advances to values the host has scanned.
+// - Duplicated: the worker marks a taken bit started and never takes it
+//   again until RES flips it back; the host consumes each flip once.
+// - Misdelivered: the host maps slot to call in its own table, and checks
+//   the call id the worker echoes (pool.js settle).
+//
+// # Waiting
+// A worker with nothing new, and no async call of its own running, spins a
+// bounded time on REQ (serve.js: the spin yields the core between polls),
+// then parks: SLEEPING = 1, re-read REQ (anything new: SLEEPING = 0, serve
+// again after the event loop turns), else sleep until REQ changes. The host,
+// after storing REQ, loads SLEEPING and, if it swaps it from 1 to 0, wakes
+// the worker (one notify per parking, however many flushes see it). Both
+// sides store then load, sequentially consistent: either the worker's
+// re-read sees the request or the host sees SLEEPING.
 
 const native = require("./native.js");
 
@@ -33,7 +85,7 @@ class LaneGeometry {
   }
 }
 
-/** The host's end (steps 1, 2 and 6 of the protocol). */
+/** The host's end (steps 1, 2 and 5). */
 class HostLane extends LaneGeometry {
   /** `wakeWorker(index)`: wakes a worker parked on word `index` (the runtime's way). */
   constructor(i32, lane, wakeWorker) {
@@ -45,6 +97,7 @@ class HostLane extends LaneGeometry {
     this.busy = 0; // slots handed out and not yet consumed
     this.calls = new Array(L.slotCount).fill(null);
     this.inFlight = 0;
+    this.slotMask = L.slotCount === 32 ? -1 : (1 << L.slotCount) - 1;
   }
   /** Whether a balancer may give this lane another call. */
   accepts() {
@@ -52,7 +105,7 @@ class HostLane extends LaneGeometry {
   }
   /** A free slot, or -1. */
   freeSlot() {
-    const free = ~this.busy;
+    const free = ~this.busy & this.slotMask;
     return free === 0 ? -1 : lowestBit(free);
   }
   /**
@@ -71,14 +124,13 @@ class HostLane extends LaneGeometry {
   flush() {
     if (Atomics.load(this.i32, this.req) === this.reqBits) return;
     Atomics.store(this.i32, this.req, this.reqBits);
-    // After the store: the worker sets SLEEPING, then re-reads REQ; one of
-    // the two sequentially consistent loads sees the other's store. The
-    // exchange makes one notify per parking, however many flushes see it.
+    // After the store: see "Waiting". The exchange makes one notify per
+    // parking, however many flushes see it.
     if (Atomics.load(this.i32, this.sleeping) !== 0 && Atomics.compareExchange(this.i32, this.sleeping, 1, 0) === 1) {
       this.wakeWorker(this.req);
     }
   }
-  /** Step 6: slots whose responses are ready (cleared from `busy`). */
+  /** Step 5: slots whose responses are ready (cleared from `busy`). */
   takeFinished() {
     const res = Atomics.load(this.i32, this.res);
     // Only slots the host handed out: RES is in memory task code can
@@ -112,15 +164,76 @@ class HostLane extends LaneGeometry {
   }
 }
 
-/** The worker's end (steps 3, 4 and 5). */
+/**
+ * The worker's end (steps 3 and 4) and its loop. `env`, supplied by
+ * serve.js (or by the model checker):
+ * - `run(slot)`: runs the call; true if it went async (its answer comes
+ *   through `asyncEnded`), after writing a sync answer and `finish(slot)`.
+ * - `spin(word, value)`: waits a bounded time while word `word` holds
+ *   `value`.
+ * - `sleep(word, value)`: calls `woke()` once word `word` no longer holds
+ *   `value` (at once if it already does not).
+ * - `later()`: calls `serve()` again after the event loop has turned.
+ * - `ring()`: rings the host's doorbell.
+ */
 class WorkerLane extends LaneGeometry {
-  constructor(i32, lane, bell) {
+  constructor(i32, lane, env) {
     super(lane);
     this.i32 = i32;
-    this.bell = bell;
+    this.env = env;
     this.resBits = Atomics.load(i32, this.res); // private copy of RES
     this.started = 0; // requests taken and not yet answered
     this.finished = 0; // answered, not yet published
+  }
+  /** Serves new requests until there are none; then spins or parks. */
+  serve() {
+    while (this.turn());
+  }
+  /** One turn: runs the new requests (spinning briefly for some), or parks. True to go on. */
+  turn() {
+    let fresh = this.takeNew();
+    if (fresh === 0) {
+      // Spin briefly unless async tasks wait for this event loop to turn.
+      if (this.started !== 0) return this.stop();
+      const req = Atomics.load(this.i32, this.req);
+      if (!this.hasNew(req)) this.env.spin(this.req, req);
+      fresh = this.takeNew();
+      if (fresh === 0) return this.stop();
+    }
+    while (fresh !== 0) {
+      const slot = lowestBit(fresh);
+      fresh &= fresh - 1;
+      this.env.run(slot);
+    }
+    this.flush();
+    return true;
+  }
+  /** The loop ends: park. */
+  stop() {
+    this.park();
+    return false;
+  }
+  /** Sleep until the host publishes a request (it wakes us when SLEEPING). */
+  park() {
+    Atomics.store(this.i32, this.sleeping, 1);
+    const req = Atomics.load(this.i32, this.req);
+    if (this.hasNew(req)) {
+      Atomics.store(this.i32, this.sleeping, 0);
+      this.env.later();
+      return;
+    }
+    this.env.sleep(this.req, req);
+  }
+  /** The sleep of `park` ended. */
+  woke() {
+    // The host cleared SLEEPING when it notified; clear it for a spurious
+    // wake too.
+    Atomics.store(this.i32, this.sleeping, 0);
+    this.serve();
+  }
+  /** An async call's answer is written (and `finish`ed): publish it. */
+  asyncEnded() {
+    this.flush();
   }
   /** Step 3: requests not yet started; they are marked started. */
   takeNew() {
@@ -136,7 +249,7 @@ class WorkerLane extends LaneGeometry {
   finish(slot) {
     this.finished |= 1 << slot;
   }
-  /** Steps 4 and 5: publish every finished slot with one store, then count. */
+  /** Step 4: publish every finished slot with one store, then the doorbell. */
   flush() {
     const finished = this.finished;
     if (finished === 0) return;
@@ -144,9 +257,8 @@ class WorkerLane extends LaneGeometry {
     this.started &= ~finished;
     this.resBits ^= finished;
     Atomics.store(this.i32, this.res, this.resBits);
-    // The doorbell (src/doorbell.rs): add, then ring only an armed host.
     Atomics.add(this.i32, W_COUNTER, 1);
-    if (Atomics.load(this.i32, W_ARMED) !== 0) this.bell.ring();
+    if (Atomics.load(this.i32, W_ARMED) !== 0) this.env.ring();
   }
 }
 

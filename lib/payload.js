@@ -45,9 +45,10 @@ class PayloadRegion {
   /**
    * `format`: true on the host, which creates the region. `i32`: the
    * control region (ROOM words); `wake(index, count)`: wakes sleepers on a
-   * control word, the runtime's way.
+   * control word, the runtime's way. Without them (a region on its own, in
+   * tests) nobody can wait for room.
    */
-  constructor(sab, format, i32, wake) {
+  constructor(sab, format, i32 = new Int32Array(W_ROOM_WAITERS + 1), wake = () => {}) {
     this.sab = sab;
     this.max = sab.growable ? sab.maxByteLength : sab.byteLength;
     this.arena = new native.PayloadArena(new Uint8Array(sab), this.max, format);
@@ -80,11 +81,23 @@ class PayloadRegion {
         this.u8.set(bytes, result);
         return result;
       }
-      if (result === NO_ROOM) return NO_ROOM;
+      if (result === NO_ROOM) {
+        // Full of live blocks, says the arena: with none live that is
+        // impossible (task code wrote the header), and waiting would never end.
+        if (this.arena.stats().liveBlocks === 0) throw regionCorruptError("the payload region reports no room although no block in it is live");
+        return NO_ROOM;
+      }
       const need = -result;
       if (need > this.max) return NO_ROOM; // the arena reports this as full; kept as a guard
       this.grow(need);
     }
+  }
+
+  /** tryWrite for a writer that cannot wait: a full region is an error. */
+  write(bytes) {
+    const at = this.tryWrite(bytes);
+    if (at === NO_ROOM) throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
+    return at;
   }
 
   grow(minBytes) {

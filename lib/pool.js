@@ -1,10 +1,11 @@
 "use strict";
 // The host side of a pool: it places calls into the shared submit region
-// that workers claim from (src/memory/steal.rs) or into private lanes
-// (src/memory/lane.rs) chosen by a balancer, drains responses on the event
+// that workers claim from (lib/steal.js) or into private lanes (lib/lane.js)
+// chosen by a balancer, drains responses on the event
 // loop, and sleeps on the Rust doorbell (src/doorbell.rs) or polls when
 // there is nothing to drain.
 
+const { availableParallelism } = require("node:os");
 const native = require("./native.js");
 const { ThreadRuntime } = require("./thread-runtime.js");
 const { ProcessRuntime } = require("./process-runtime.js");
@@ -151,7 +152,9 @@ class Pool {
     if (topology.steal) {
       const sectionByte = native.stealOffset(lanes, signals);
       this.shared = new HostSubmit(this.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth, wakeWorker);
-      this.stealData = { sectionByte, workers: threads, regionLanes: topology.regionLanes, width: topology.regionWidth };
+      // `cores`: a worker spins only while the busy workers, the spinner and
+      // the host fit on them (steal.js, "Waiting and waking").
+      this.stealData = { sectionByte, workers: threads, regionLanes: topology.regionLanes, width: topology.regionWidth, cores: availableParallelism() };
     }
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
@@ -364,8 +367,9 @@ class Pool {
   takeBack(lane) {
     const held = [];
     if (this.shared !== null) {
-      this.inFlight -= this.shared.takeDone(lane, this.settleBound);
-      for (const index of this.shared.reclaim(lane)) {
+      const { answered, held: indexes } = this.shared.takeBack(lane, this.settleBound);
+      this.inFlight -= answered;
+      for (const index of indexes) {
         const ext = this.i32[this.shared.slotWord(index) + 3];
         if (ext !== NO_EXT) this.freePayload(ext);
         held.push(this.shared.release(index));

@@ -7,7 +7,7 @@
 // they sleep, wake a sleeper and report start-up.
 
 const native = require("./native.js");
-const { L, WorkerLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
+const { L, WorkerLane } = require("./lane.js");
 const { Claimant } = require("./steal.js");
 const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
@@ -22,7 +22,7 @@ const STATUS_THROWN = 1;
 
 // How long an idle worker polls REQ before parking (`sleep`).
 // A wake through the kernel and the worker's event loop costs tens of µs
-// here (../shared/design/transport-measurements.md); a caller that awaits
+// here (a futex round trip measured 16-17 µs, Node 20, 2 vCPUs); a caller that awaits
 // each result sends its next call within a few µs, which a short spin
 // catches. The spin runs in Rust (src/spin.rs) because it must yield the
 // CPU between polls: on 2 vCPUs a JS busy-wait that shares a core with the
@@ -35,12 +35,6 @@ const STATUS_THROWN = 1;
 // a p50 of 13-75 µs.
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
-
-// Claims that found nothing claimable in a row before a stealing worker
-// stops spinning: a PENDING bit can stay set for a moment after another
-// worker won its slot (it clears the bit right after), or until the host
-// reclaims the slots of a worker that died holding one.
-const FUTILE_CLAIMS = 64;
 
 /**
  * Starts serving. `setup`: the worker's start-up data (memory, lane, tasks,
@@ -56,19 +50,28 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
-  // Where this worker's calls come from: its private lane, or the pool's
-  // shared submit region. Both answer through `port`: slotWord/slotPayload
-  // address a slot, finish(slot) records its answer.
-  const lane = steal ? null : new WorkerLane(i32, laneIndex, bell);
-  const claimant = steal
-    ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord)
-    : null;
-  const port = steal ? claimant : lane;
+  // Where this worker's calls come from: its private lane (lane.js), or the
+  // pool's shared submit region (steal.js). Both answer through `port`:
+  // slotWord/slotPayload address a slot, finish(slot) records its answer,
+  // and its loop decides when to run, spin, park and wake; `env` is how
+  // that loop acts here.
+  const env = {
+    run,
+    spin: steal
+      ? () => bell.spinWhileZero(port.pending, port.regionLanes, SPIN_MICROS)
+      : (word, value) => bell.spinWhile(word, value, SPIN_MICROS),
+    // With answers waiting for room, the park is on ROOM_SEQ instead (room-wait.js).
+    sleep: (word, value) => (waiting.size !== 0 ? waiting.park() : sleepFor(word, value)),
+    later: () => setImmediate(() => port.serve()),
+    ring: () => bell.ring(),
+  };
+  const port = steal
+    ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord, env, steal.cores)
+    : new WorkerLane(i32, laneIndex, env);
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
-  let flushQueued = false;
 
   /** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
   async function runBootstrap() {
@@ -187,7 +190,18 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
   function unsentError(err) {
     const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
     sent.stack = "";
+    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code; // KNT_REGION_CORRUPT, say
     return sent;
+  }
+
+  // Whether this worker sleeps in its protocol's park (not for room).
+  let parkedForWork = false;
+  function sleepFor(word, value) {
+    parkedForWork = true;
+    sleep(word, value, () => {
+      parkedForWork = false;
+      port.woke();
+    });
   }
 
   // Answers waiting for room in the payload region.
@@ -205,42 +219,31 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
       i32[port.slotWord(slot)] = STATUS_THROWN;
       port.finish(slot);
     },
-    flush: () => flushPort(),
+    flush: () => port.flush(),
     sleep: (index, value, wake) => sleep(index, value, wake),
-    // As parkClaims: pending work another idle worker should take is not this one's.
-    hasWork: () => (steal ? claimant.anyPending() && !(asyncRunning !== 0 && claimant.othersIdle()) : lane.hasNew(Atomics.load(i32, lane.req))),
-    resume: () => (steal ? serveClaims() : serve()),
+    // As the steal park: pending work another idle worker should take is not this one's.
+    hasWork: () => (steal ? port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()) : port.hasNew(Atomics.load(i32, port.req))),
+    // The protocol's park is what ends here: its wake-up clears what it set.
+    resume: () => port.woke(),
   });
 
-  /** An async answer was deferred: the worker must get back to its loop to wait for room. */
+  /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
   function answerDeferred() {
+    if (!parkedForWork) return;
     if (steal) {
-      if (parked) claimant.wakeWorker(laneIndex); // its WAKE word: the park ends
-    } else if (laneParked) {
+      port.wakeWorker(laneIndex); // its WAKE word: the park ends
+    } else {
       // A thread's Atomics.waitAsync ends on a notify; a process worker's
       // park only when REQ moves, so retry on a timer meanwhile.
-      wakeWord(lane.req);
-      waiting.retryWhile(() => laneParked);
+      wakeWord(port.req);
+      waiting.retryWhile(() => parkedForWork);
     }
   }
 
-  function flushSoon() {
-    if (flushQueued) return;
-    flushQueued = true;
-    queueMicrotask(flushPort);
-  }
-
-  function flushPort() {
-    flushQueued = false;
-    if (steal) flushClaims();
-    else lane.flush();
-  }
-
-  // Async calls this worker has started and not answered: while there are
-  // any, an idle worker lets its event loop turn instead of spinning.
-  let asyncRunning = 0;
-
-  /** Step 3 for one slot: decode and run; async results answer later. */
+  /**
+   * Step 3 for one slot: decode and run. A sync result is answered at once;
+   * returns true when the task went async (its answer comes later).
+   */
   function run(slot) {
     const w = port.slotWord(slot);
     const task = i32[w];
@@ -262,203 +265,41 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
       result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
-      return;
+      return answered();
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       // The thread is free again: a later call may hold it, not this one.
       i32[startedWord(w)] = STARTED.AWAITING;
-      asyncRunning++;
       Promise.resolve(result).then(
         (value) => {
-          asyncRunning--;
           respond(slot, STATUS_VALUE, value);
-          flushSoon();
+          port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
-          asyncDone();
         },
         (err) => {
-          asyncRunning--;
           respond(slot, STATUS_THROWN, err);
-          flushSoon();
+          port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
-          asyncDone();
         },
       );
-    } else {
-      respond(slot, STATUS_VALUE, result);
+      if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
+      return true;
     }
+    respond(slot, STATUS_VALUE, result);
+    return answered();
   }
 
-  function serve() {
-    if (steal) {
-      serveClaims();
-      return;
-    }
-    for (;;) {
-      let fresh = lane.takeNew();
-      if (fresh === 0) {
-        // Spin briefly unless async tasks wait for this event loop to turn.
-        if (lane.started !== 0) break;
-        const req = Atomics.load(i32, lane.req);
-        if (!lane.hasNew(req)) bell.spinWhile(lane.req, req, SPIN_MICROS);
-        fresh = lane.takeNew();
-        if (fresh === 0) break;
-      }
-      while (fresh !== 0) {
-        const slot = lowestBit(fresh);
-        fresh &= fresh - 1;
-        run(slot);
-      }
-      // The calls just started freed their arguments' room.
-      if (waiting.size !== 0) waiting.retry();
-      lane.flush();
-    }
-    park();
-  }
-
-  // Whether this lane worker is parked on REQ.
-  let laneParked = false;
-
-  /** Sleep until the host publishes a request (it wakes us when SLEEPING). */
-  function park() {
-    if (waiting.size !== 0) {
-      waiting.park(); // answers wait for room: park on ROOM_SEQ instead
-      return;
-    }
-    Atomics.store(i32, lane.sleeping, 1);
-    const req = Atomics.load(i32, lane.req);
-    if (lane.hasNew(req)) {
-      Atomics.store(i32, lane.sleeping, 0);
-      setImmediate(serve);
-      return;
-    }
-    laneParked = true;
-    sleep(lane.req, req, wake);
-  }
-
-  function wake() {
-    laneParked = false;
-    // The host cleared SLEEPING when it notified; clear it for a timeout or a
-    // spurious wake too.
-    Atomics.store(i32, lane.sleeping, 0);
-    serve();
-  }
-
-  // ---- Stealing (src/memory/steal.rs) ------------------------------------
-
-  /** Publishes answers, then the doorbell (src/doorbell.rs). */
-  function flushClaims() {
-    if (!claimant.flush()) return;
-    Atomics.add(i32, W_COUNTER, 1);
-    if (Atomics.load(i32, W_ARMED) !== 0) bell.ring();
-  }
-
-  /** Claims and runs calls one at a time, so work nobody started stays shared. */
-  // How many calls a stealing worker claims at once. Claiming only the call
-  // it is about to run keeps everything else stealable; for short calls the
-  // claim and the answer's publication cost as much as the call, so a worker
-  // whose calls stay short claims more at a time (doubling up to
-  // MAX_CLAIM_BATCH) and goes back to one as soon as a batch averages more
-  // than SHORT_CALL_MS a call. Measured with 2 threads (tiny calls, 1,000 in
-  // flight, bench/run.mjs --only knitting): one at a time 0.48-0.64 M
-  // calls/s against 1.15 M for private lanes; adaptive batches: see the
-  // README's performance table. A long call can then delay at most
-  // MAX_CLAIM_BATCH - 1 short calls claimed with it.
-  const MAX_CLAIM_BATCH = 8;
-  const SHORT_CALL_MS = 0.005;
-  const claimed = new Int32Array(MAX_CLAIM_BATCH);
-  let claimBatch = 1;
-
-  /** Claims and runs calls, so work nobody started stays shared. */
-  function serveClaims() {
-    parked = false;
-    let futile = 0;
-    for (;;) {
-      // Waiting on async calls of its own, this worker leaves new work to an
-      // idle one (steal.rs, IDLE); it claims again when it is idle itself or
-      // every worker is busy.
-      if (asyncRunning !== 0 && claimant.othersIdle()) break;
-      const n = claimant.claim(claimBatch, claimed);
-      if (n === 0) {
-        // Answers go out before this worker waits for more work.
-        flushClaims();
-        if (asyncRunning !== 0) break;
-        claimant.setIdle(true);
-        if (++futile > FUTILE_CLAIMS) break;
-        if (!claimant.anyPending()) {
-          // One idle worker spins; the others park at once (steal.rs, Waiting).
-          if (!claimant.trySpin()) break;
-          if (!bell.spinWhileZero(claimant.pending, claimant.regionLanes, SPIN_MICROS)) break;
-        }
-        continue;
-      }
-      futile = 0;
-      claimant.stopSpinning();
-      claimant.setIdle(false);
-      const running = asyncRunning;
-      const started = performance.now();
-      for (let i = 0; i < n; i++) run(claimed[i]);
-      // The calls just started freed their arguments' room.
-      if (waiting.size !== 0) waiting.retry();
-      // The answers are published before the next calls start: those may be
-      // long, and the host should not wait for these meanwhile.
-      flushClaims();
-      const perCall = (performance.now() - started) / n;
-      claimBatch = perCall < SHORT_CALL_MS ? Math.min(MAX_CLAIM_BATCH, n === claimBatch ? claimBatch * 2 : claimBatch) : 1;
-      if (asyncRunning > running) {
-        // It went async: let this event loop turn before claiming more.
-        claimBatch = 1;
-        setImmediate(serveClaims);
-        return;
-      }
-    }
-    if (asyncRunning === 0) claimant.setIdle(true);
-    parkClaims();
-  }
-
-  // Whether an Atomics.waitAsync of this worker is pending (one at a time).
-  let parked = false;
-
-  /** Sleep until the host publishes work (it bumps and notifies this worker's WAKE when SLEEPERS is set). */
-  function parkClaims() {
-    if (parked) return;
-    claimant.stopSpinning();
-    if (waiting.size !== 0) {
-      waiting.park(); // answers wait for room: park on ROOM_SEQ instead
-      return;
-    }
-    const wake = claimant.wakeWord(laneIndex);
-    const seq = Atomics.load(i32, wake);
-    Atomics.or(i32, claimant.sleepers, claimant.bit);
-    // With async calls of its own and another worker idle, pending work is
-    // that worker's: do not spin on it. The end of an async call (asyncDone)
-    // serves again.
-    if (claimant.anyPending() && !(asyncRunning !== 0 && claimant.othersIdle())) {
-      Atomics.and(i32, claimant.sleepers, ~claimant.bit);
-      setImmediate(serveClaims);
-      return;
-    }
-    parked = true;
-    sleep(wake, seq, wakeClaims);
-  }
-
-  function wakeClaims() {
-    Atomics.and(i32, claimant.sleepers, ~claimant.bit);
-    serveClaims();
-  }
-
-  /** An async call of this worker ended: with stealing, maybe claim again. */
-  function asyncDone() {
-    // Parked while it waited on its own async calls: wake itself, through its
-    // own WAKE word, so the pending wait ends (steal.rs, Waiting).
-    if (steal && asyncRunning === 0 && parked) claimant.wakeWorker(laneIndex);
+  /** After a sync call: starting it freed its argument's room; the port publishes next. */
+  function answered() {
+    if (waiting.size !== 0) waiting.retry();
+    return false;
   }
 
   runBootstrap().then(loadTasks).then(
     (loaded) => {
       table = loaded;
       report({ type: "ready" });
-      serve();
+      port.serve();
     },
     (err) => {
       // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
