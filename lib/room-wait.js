@@ -8,13 +8,6 @@
 
 const { NO_ROOM } = require("./payload.js");
 
-// A lane worker whose async answer finds no room while it is parked for
-// work: its park (a process worker's, in Rust) only ends when REQ moves,
-// so until it next runs its loop it retries on a timer, from FIRST_RETRY_MS
-// doubling up to LAST_RETRY_MS. Never a spin; only in that corner.
-const FIRST_RETRY_MS = 1;
-const LAST_RETRY_MS = 64;
-
 class WaitingAnswers {
   /**
    * `payload`: the worker's PayloadRegion. `hooks`: `write(slot, status,
@@ -28,8 +21,6 @@ class WaitingAnswers {
     this.hooks = hooks;
     this.queue = []; // { slot, status, bytes }, oldest first
     this.parked = false;
-    this.timer = null;
-    this.delay = FIRST_RETRY_MS;
   }
 
   get size() {
@@ -93,24 +84,6 @@ class WaitingAnswers {
     this.payload.leaveWait();
     if (this.retry()) this.hooks.flush();
     this.hooks.resume();
-  }
-
-  /**
-   * An answer was deferred while the worker is parked for work, which only
-   * new calls end: retry on a timer while `stillParked()`.
-   */
-  retryWhile(stillParked) {
-    if (this.timer !== null) return;
-    this.delay = FIRST_RETRY_MS;
-    const tick = () => {
-      this.timer = null;
-      if (this.queue.length === 0 || !stillParked()) return;
-      if (this.retry()) this.hooks.flush();
-      if (this.queue.length === 0) return;
-      this.delay = Math.min(LAST_RETRY_MS, this.delay * 2);
-      this.timer = setTimeout(tick, this.delay);
-    };
-    this.timer = setTimeout(tick, this.delay);
   }
 }
 

@@ -232,11 +232,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
     if (!parkedForWork) return;
     if (steal) {
       port.wakeWorker(laneIndex); // its WAKE word: the park ends
-    } else {
-      // A thread's Atomics.waitAsync ends on a notify; a process worker's
-      // park only when REQ moves, so retry on a timer meanwhile.
-      wakeWord(port.req);
-      waiting.retryWhile(() => parkedForWork);
+    } else if (Atomics.compareExchange(i32, port.sleeping, 1, 0) === 1) {
+      // The lane's park sleeps while SLEEPING is 1 (lane.js, Waiting): as
+      // the host does, swap it and wake. A failed swap means the host did.
+      wakeWord(port.sleeping);
     }
   }
 
