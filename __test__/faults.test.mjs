@@ -27,6 +27,10 @@ async function serves(pool, n = 200, what = "pool serves") {
 /** Every lane has a live worker that answered (so the next test's threadIds are stable). */
 async function warm(pool) {
   const p = internals(pool);
+  // Every worker started: a lane whose first worker dies before it is ready
+  // fails the pool (a start that fails would fail again), which a loaded
+  // machine's slow start would otherwise turn into a test of that.
+  await within(pool.ready, 30_000, "pool.ready");
   await serves(pool, 4 * p.workers.length, "warm-up");
   return p;
 }

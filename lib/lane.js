@@ -50,11 +50,17 @@
 // A worker with nothing new, and no async call of its own running, spins a
 // bounded time on REQ (serve.js: the spin yields the core between polls),
 // then parks: SLEEPING = 1, re-read REQ (anything new: SLEEPING = 0, serve
-// again after the event loop turns), else sleep until REQ changes. The host,
-// after storing REQ, loads SLEEPING and, if it swaps it from 1 to 0, wakes
-// the worker (one notify per parking, however many flushes see it). Both
-// sides store then load, sequentially consistent: either the worker's
+// again after the event loop turns), else sleep while SLEEPING is 1. The
+// host, after storing REQ, loads SLEEPING and, if it swaps it from 1 to 0,
+// wakes the worker (one notify per parking, however many flushes see it).
+// Both sides store then load, sequentially consistent: either the worker's
 // re-read sees the request or the host sees SLEEPING.
+// The worker sleeps on SLEEPING, not on REQ: a flush that read SLEEPING
+// late can swap the 1 of the worker's *next* parking and notify before
+// that parking's wait has begun. Waiting on REQ, the worker would then
+// sleep through the next flush too (REQ changed, but SLEEPING was 0, so no
+// notify came: found by the model checker, __test__/model/lane-model.mjs);
+// waiting on SLEEPING, its wait sees the 0 and returns at once.
 
 const native = require("./native.js");
 
@@ -127,7 +133,7 @@ class HostLane extends LaneGeometry {
     // After the store: see "Waiting". The exchange makes one notify per
     // parking, however many flushes see it.
     if (Atomics.load(this.i32, this.sleeping) !== 0 && Atomics.compareExchange(this.i32, this.sleeping, 1, 0) === 1) {
-      this.wakeWorker(this.req);
+      this.wakeWorker(this.sleeping);
     }
   }
   /** Step 5: slots whose responses are ready (cleared from `busy`). */
@@ -213,7 +219,7 @@ class WorkerLane extends LaneGeometry {
     this.park();
     return false;
   }
-  /** Sleep until the host publishes a request (it wakes us when SLEEPING). */
+  /** Sleep until the host publishes a request (it swaps SLEEPING to 0 and wakes us). */
   park() {
     Atomics.store(this.i32, this.sleeping, 1);
     const req = Atomics.load(this.i32, this.req);
@@ -222,7 +228,7 @@ class WorkerLane extends LaneGeometry {
       this.env.later();
       return;
     }
-    this.env.sleep(this.req, req);
+    this.env.sleep(this.sleeping, 1);
   }
   /** The sleep of `park` ended. */
   woke() {
