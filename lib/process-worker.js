@@ -37,6 +37,8 @@ let shmName = null;
 
 function start(setup) {
   const { region, controlBytes, payloadOffset, payloadBytes } = setup;
+  // permission.console false: before any task module loads.
+  if (setup.console === false) require("./exit-guard.js").muteConsole();
   const length = payloadOffset + payloadBytes;
   if (region.name !== undefined && !region.name.startsWith("/proc/")) shmName = region.name;
   let memory;
