@@ -108,6 +108,9 @@ test("thread workers: a restriction they cannot enforce, and any policy with the
   assert.throws(() => createPool({ threads: 1, permission: { read: [dirA] } })(T), invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/));
   assert.throws(() => createPool({ threads: 1, permission: { env: { allow: ["A"] } } })(T), invalidOption(/permission\.env\.allow cannot be enforced by worker threads/));
   assert.throws(() => createPool({ threads: 1, inliner: {}, permission: "strict" })(T), invalidOption(/permission cannot be enforced with inliner/));
+  // Allow-everything values restrict nothing: accepted.
+  const open = createPool({ threads: 1, permission: { read: true, write: true, net: true, run: true, console: true } })(T);
+  open.shutdown();
   assert.throws(() => createPool({ permission: "open" })(T), invalidOption(/permission must be "unsafe", "strict" or a policy object/));
   assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
   assert.throws(() => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T), invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/));

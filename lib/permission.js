@@ -269,7 +269,9 @@ const nodeThread = {
   name: () => 'worker threads (worker.runtime "thread": one process, no sandbox)',
   check(policy) {
     const scoped = ["read", "write", "denyRead", "denyWrite", "net", "denyNet", "env.allow", "env.deny", "run", "denyRun", "workers", "ffi", "denyFfi", "sys", "denySys", "wasi"];
-    const key = scoped.find((k) => policy.given.has(k));
+    // Only an allow-everything value (`read: true`, `workers: true`...) restricts nothing.
+    const everything = { read: policy.read, write: policy.write, net: policy.net, "env.allow": policy.envAllow, run: policy.run, workers: policy.workers, ffi: policy.ffi, sys: policy.sys, wasi: policy.wasi };
+    const key = scoped.find((k) => policy.given.has(k) && everything[k] !== true);
     if (key !== undefined) {
       throw refused(key, this.name(), "threads share the host's process and Node's permission model is per process; use worker.runtime \"process\" for a policy on files, network, processes or addons");
     }
