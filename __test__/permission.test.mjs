@@ -6,8 +6,10 @@ import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/permission-tasks.mjs";
+import { scaled } from "./fixtures/permission-importer.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
@@ -62,6 +64,24 @@ test("write: [dirA]: a file in dirA is written, one outside gets Node's permissi
     assert.ok(!existsSync(join(dirB, "new.txt")));
   } finally {
     await pool.shutdown();
+  }
+});
+
+test("a task module's own import outside read: the call fails with an error naming the file and permission.read", { skip }, async () => {
+  const pool = createPool({ threads: 1, permission: { read: [dirA] }, worker: { runtime: "process" } })({ scaled });
+  try {
+    const err = await pool.call.scaled(2).then(() => assert.fail("must reject"), (e) => e);
+    assert.match(err.message, /permission policy denies read of .*permission-helper\.mjs .*permission\.read/);
+  } finally {
+    await pool.shutdown();
+  }
+  // Inside read (the strict baseline reads the working directory), it loads.
+  const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
+  const ok = createPool({ threads: 1, permission: { read: [fixtures] }, worker: { runtime: "process" } })({ scaled });
+  try {
+    assert.equal(await ok.call.scaled(2), 20);
+  } finally {
+    await ok.shutdown();
   }
 });
 
