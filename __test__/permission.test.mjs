@@ -12,6 +12,8 @@ import * as T from "./fixtures/permission-tasks.mjs";
 import { scaled } from "./fixtures/permission-importer.mjs";
 
 const linux = process.platform === "linux";
+// Explicit, so that KNITTING_WORKER_RUNTIME=process leaves these pools threads.
+const THREAD = { runtime: "thread" };
 const skip = linux ? false : "process workers need Linux";
 // Resolved, so that the paths given match what the worker's runtime checks.
 const base = realpathSync(mkdtempSync(join(tmpdir(), "knt-perm-")));
@@ -125,11 +127,11 @@ test("a scoped net list is refused for Node worker processes (all-or-nothing or 
 });
 
 test("thread workers: a restriction they cannot enforce, and any policy with the inliner, are refused at createPool", () => {
-  assert.throws(() => createPool({ threads: 1, permission: { read: [dirA] } })(T), invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/));
-  assert.throws(() => createPool({ threads: 1, permission: { env: { allow: ["A"] } } })(T), invalidOption(/permission\.env\.allow cannot be enforced by worker threads/));
-  assert.throws(() => createPool({ threads: 1, inliner: {}, permission: "strict" })(T), invalidOption(/permission cannot be enforced with inliner/));
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T), invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/));
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T), invalidOption(/permission\.env\.allow cannot be enforced by worker threads/));
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T), invalidOption(/permission cannot be enforced with inliner/));
   // Allow-everything values restrict nothing: accepted.
-  const open = createPool({ threads: 1, permission: { read: true, write: true, net: true, run: true, console: true } })(T);
+  const open = createPool({ threads: 1, worker: THREAD, permission: { read: true, write: true, net: true, run: true, console: true } })(T);
   open.shutdown();
   assert.throws(() => createPool({ permission: "open" })(T), invalidOption(/permission must be "unsafe", "strict" or a policy object/));
   assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
@@ -139,7 +141,7 @@ test("thread workers: a restriction they cannot enforce, and any policy with the
 });
 
 test("a thread-worker task calling process.exit(1) gets a clear error, and the next call on that worker succeeds", async () => {
-  const pool = createPool({ threads: 1, permission: "strict" })(T);
+  const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
   try {
     const before = await pool.call.whoami();
     const err = await pool.call.exitWith(1).then(() => assert.fail("must reject"), (e) => e);
@@ -160,7 +162,7 @@ test("a thread-worker task calling process.exit(1) gets a clear error, and the n
 
 test("process.abort() in a thread-worker task is refused under every policy (it would end the host)", async () => {
   for (const permission of [undefined, "strict"]) {
-    const pool = createPool({ threads: 1, permission })(T);
+    const pool = createPool({ threads: 1, worker: THREAD, permission })(T);
     try {
       const before = await pool.call.whoami();
       const err = await pool.call.abortNow().then(() => assert.fail("must reject"), (e) => e);
@@ -175,10 +177,10 @@ test("process.abort() in a thread-worker task is refused under every policy (it 
 
 test("console: false mutes task code's console (threads and processes); the strict baseline mutes it, unsafe does not", async () => {
   const cases = [
-    [{ threads: 1, permission: { console: false } }, true],
-    [{ threads: 1, permission: "strict" }, true],
-    [{ threads: 1, permission: { console: true } }, false],
-    [{ threads: 1 }, false],
+    [{ threads: 1, worker: THREAD, permission: { console: false } }, true],
+    [{ threads: 1, worker: THREAD, permission: "strict" }, true],
+    [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
+    [{ threads: 1, worker: THREAD }, false],
   ];
   if (linux) cases.push([{ threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } }, true]);
   for (const [options, muted] of cases) {
