@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/permission-tasks.mjs";
 import { scaled } from "./fixtures/permission-importer.mjs";
+import { throwLater, sleepThen, whoAmI } from "./fixtures/fault-tasks.mjs";
 
 const linux = process.platform === "linux";
 // Explicit, so that KNITTING_WORKER_RUNTIME=process leaves these pools threads.
@@ -157,6 +158,26 @@ test("a thread-worker task calling process.exit(1) gets a clear error, and the n
     assert.equal(await pool.call.identity(42), 42);
   } finally {
     await pool.shutdown();
+  }
+});
+
+test("under a policy, an uncaught exception still ends a thread worker as without one (Node's own exit is let through)", async () => {
+  // Node's handler of an uncaught exception in a worker ends it with
+  // process.exit(): exit code 1, the exception as the cause.
+  for (const permission of ["unsafe", "strict"]) {
+    const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
+    try {
+      const { threadId } = await pool.call.throwLater(50);
+      const err = await pool.call.sleepThen(["held", 2000]).then(() => assert.fail("must reject"), (e) => e);
+      assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
+      assert.equal(err.exitCode, 1, permission);
+      assert.equal(err.threadId, threadId);
+      assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
+      // A replacement serves.
+      assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
+    } finally {
+      await pool.shutdown();
+    }
   }
 });
 

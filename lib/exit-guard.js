@@ -29,13 +29,43 @@ function refusal(what, why) {
   return err;
 }
 
+/**
+ * Whether the caller of the guarded function is Node's own handler of an
+ * uncaught exception (or unhandled rejection) in a worker thread, which
+ * reports the error to the host and then ends the worker with
+ * process.exit(): that exit is the worker dying as it should, not task code.
+ * Task code cannot put a frame of Node's internal files on the stack.
+ */
+function calledByNodeInternals() {
+  const prepare = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
+  let sites;
+  try {
+    Error.stackTraceLimit = 3;
+    Error.prepareStackTrace = (_, callSites) => callSites;
+    const holder = {};
+    Error.captureStackTrace(holder, calledByNodeInternals);
+    sites = holder.stack;
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+  // [0]: the guard itself, [1]: whoever called it.
+  const caller = Array.isArray(sites) ? sites[1] : undefined;
+  const file = caller && caller.getFileName();
+  return typeof file === "string" && file.startsWith("node:internal/main/worker_thread");
+}
+
 /** Replaces process.abort (always) and process.exit (when `exit`) in this worker thread. */
 function installExitGuard({ exit }) {
   process.abort = function abort() {
     throw refusal("process.abort()", "a worker thread shares the host's process, which abort() would end with every worker");
   };
   if (exit) {
+    const original = process.exit;
     process.exit = function exit() {
+      // `arguments` as given: Node's exit() tells exit() from exit(undefined).
+      if (calledByNodeInternals()) return original.apply(process, arguments);
       throw refusal("process.exit()", "the pool's permission policy does not let task code end its worker (the calls it holds would fail)");
     };
   }
