@@ -181,6 +181,18 @@ test("under a policy, an uncaught exception still ends a thread worker as withou
   }
 });
 
+test('mode "unsafe" (with console: false) leaves process.exit() alone in thread workers: the worker ends', async () => {
+  const pool = createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T);
+  try {
+    const err = await pool.call.exitWith(4).then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(err.code, "KNT_WORKER_EXIT", String(err));
+    assert.equal(err.exitCode, 4);
+    assert.equal(await pool.call.consoleMuted(), true);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
 test("process.abort() in a thread-worker task is refused under every policy (it would end the host)", async () => {
   for (const permission of [undefined, "strict"]) {
     const pool = createPool({ threads: 1, worker: THREAD, permission })(T);

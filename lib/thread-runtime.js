@@ -13,7 +13,7 @@ class ThreadRuntime {
     this.resourceLimits = worker.resourceLimits;
     // What exit-guard.js enforces in each worker under the permission option.
     const policy = worker.permission === undefined ? null : worker.permission;
-    this.guard = { exit: policy !== null, console: policy === null || policy.console };
+    this.guard = { exit: policy !== null && !policy.unrestricted, console: policy === null || policy.console };
   }
 
   /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */
