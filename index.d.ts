@@ -321,7 +321,10 @@ export interface PayloadOptions {
   payloadInitialBytes?: number;
   /**
    * Cap on the growable shared payload region (its `maxByteLength`): it never
-   * grows past this many bytes.
+   * grows past this many bytes. When the payloads in flight fill it, calls
+   * wait for room (bounded by their own timeout or `AbortSignal`); only a
+   * payload larger than an empty region holds (this, less under 100 bytes
+   * of bookkeeping) rejects, with a `RangeError` whose `code` is `"KNT_ERROR_3"`.
    * @default 67108864 (64 MiB)
    */
   payloadMaxByteLength?: number;
@@ -430,10 +433,11 @@ export interface WorkerOptions {
   /**
    * Milliseconds (a positive number) a call may run on a worker. A call that a worker has started
    * and that runs longer (a synchronous endless loop, say) gets that worker
-   * terminated and replaced: the call rejects with a {@link KnittingError}
-   * whose `code` is `"KNT_HARD_TIMEOUT"`, and the other calls that worker
-   * held reject with a {@link WorkerExitError} (they are not re-run). Unlike
-   * a task's `timeout`, this stops the running code.
+   * terminated and replaced: the call holding the worker's thread rejects
+   * with a {@link KnittingError} whose `code` is `"KNT_HARD_TIMEOUT"`, and
+   * the other calls that worker started reject with a {@link WorkerExitError}
+   * (they are not re-run); calls it had not started run on the replacement.
+   * Unlike a task's `timeout`, this stops the running code.
    * @default none (no limit)
    */
   hardTimeoutMs?: number;
@@ -699,7 +703,8 @@ export interface PermissionPolicy {
  * - `"KNT_ERROR_1"`: a symbol cannot be sent to or from a worker.
  * - `"KNT_ERROR_2"`: serialization failed.
  * - `"KNT_ERROR_3"`: the value is unsupported, or its encoded size is over
- *   the payload limit (`payload.maxPayloadBytes`; then the error is a `RangeError`).
+ *   the payload limit (`payload.maxPayloadBytes`, or what an empty payload region
+ *   holds; then the error is a `RangeError`).
  * - `"KNT_INVALID_OPTION"`: a `createPool` option (or a call's options) is wrong
  *   (a `TypeError` or `RangeError` naming the option's full path).
  * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
@@ -785,7 +790,7 @@ export declare const CODEC_ERRORS: {
   readonly SYMBOL: "KNT_ERROR_1";
   /** Serialization failed (`TypeError`). */
   readonly SERIALIZE: "KNT_ERROR_2";
-  /** Over `payload.maxPayloadBytes`, or the payload region is exhausted (`RangeError`). */
+  /** Over `payload.maxPayloadBytes`, or larger than an empty payload region holds (`RangeError`). */
   readonly LIMIT: "KNT_ERROR_3";
 };
 

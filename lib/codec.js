@@ -648,7 +648,8 @@ class Encoder {
       }
     }
     return codecError(RangeError, CODEC_ERRORS.LIMIT,
-      `knitting-native: payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes})`);
+      `knitting-native: payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes}); ` +
+      "raise payload.maxPayloadBytes (createPool option, up to payload.payloadMaxByteLength)");
   }
 }
 

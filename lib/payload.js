@@ -2,6 +2,31 @@
 // The payload region: values too large for a slot's inline bytes live here,
 // in a growable SharedArrayBuffer whose allocator (src/memory/payload.rs)
 // runs in Rust. The writer allocates and copies; the reader decodes and frees.
+//
+// Room. A payload that an empty region can hold is never refused because
+// other payloads hold the space: `tryWrite` then answers NO_ROOM and the
+// writer waits (the host keeps the call queued; a worker keeps the answer,
+// see serve.js) until a block is freed. Waiters that park (workers) are
+// counted in ROOM_WAITERS and sleep on ROOM_SEQ, two words of the control
+// region; whoever frees a block bumps ROOM_SEQ and wakes them, and so does
+// the host when it publishes calls (a parked worker must start those: their
+// arguments hold room too). Only a payload larger than an empty region can
+// hold is an error.
+//
+// Why waiting cannot deadlock. Room is held only by (a) the argument
+// blocks of calls placed in slots and not yet started, and (b) answer
+// blocks written by a worker and, at its next flush, published, not yet
+// settled. Waiting arguments (host) and waiting answers (workers) are not in
+// the region. (b) is freed by the host's drain, which never waits for room
+// and runs while any call is in flight. (a) is freed when a worker starts
+// the call, and a worker whose answers wait for room keeps starting every
+// call it is given (it never blocks its thread, and it publishes what it
+// wrote before it parks), so (a) drains as long as tasks end: the same
+// condition any call needs. So while anything waits the region empties,
+// and an empty region holds any payload up to its capacity. New arguments
+// cannot starve the answers forever either: a waiting answer keeps its
+// slot, so once every slot holds one no argument can enter, and the region
+// empties for them.
 
 const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
@@ -9,39 +34,70 @@ const { regionCorruptError } = require("./errors.js");
 
 const L = native.layout();
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
+/** tryWrite's answer when the region is full of live blocks right now. */
+const NO_ROOM = 0; // never an offset: the arena's header lives there
+const W_ROOM_SEQ = L.wordRoomSeq;
+const W_ROOM_WAITERS = L.wordRoomWaiters;
+// Every waiter (a futex wake count; u32 on the process runtime's side).
+const WAKE_ALL = 0x7fffffff;
 
 class PayloadRegion {
-  /** `format`: true on the host, which creates the region. */
-  constructor(sab, format) {
+  /**
+   * `format`: true on the host, which creates the region. `i32`: the
+   * control region (ROOM words); `wake(index, count)`: wakes sleepers on a
+   * control word, the runtime's way. Without them (a region on its own, in
+   * tests) nobody can wait for room.
+   */
+  constructor(sab, format, i32 = new Int32Array(W_ROOM_WAITERS + 1), wake = () => {}) {
     this.sab = sab;
     this.max = sab.growable ? sab.maxByteLength : sab.byteLength;
     this.arena = new native.PayloadArena(new Uint8Array(sab), this.max, format);
+    // The largest payload an empty region holds (the arena's own header
+    // and a block header take the rest).
+    this.capacity = this.arena.maxRequest;
     // Length-tracking view: follows the buffer as it grows.
     this.u8 = new Uint8Array(sab);
+    this.i32 = i32;
+    this.wake = wake;
+    this.roomSeq = W_ROOM_SEQ;
   }
 
-  /** Copies `bytes` into the region; returns its offset. */
-  write(bytes) {
+  /**
+   * Copies `bytes` into the region; returns its offset, or NO_ROOM when
+   * live blocks hold the space now (retry after a free). Throws only for a
+   * payload no empty region of this size could hold.
+   */
+  tryWrite(bytes) {
+    if (bytes.length > this.capacity) throw tooLargeError(bytes.length, this.max, this.capacity);
     for (;;) {
       let result;
       try {
         result = this.arena.alloc(bytes.length);
       } catch (err) {
         if (err && err.code === "KNT_REGION_CORRUPT") throw err;
-        throw limitError(`payload of ${bytes.length} bytes does not fit the payload region (payload.payloadMaxByteLength ${this.max})`, err);
+        throw limitError(`payload of ${bytes.length} bytes could not be placed in the payload region: ${err.message}`, err);
       }
-      if (result >= 0) {
+      if (result > 0) {
         this.u8.set(bytes, result);
         return result;
       }
-      const need = -result;
-      if (need > this.max) {
-        throw limitError(
-          `payload region is full: ${bytes.length} more bytes would need ${need} of payload.payloadMaxByteLength ${this.max} (other large payloads are in flight)`,
-        );
+      if (result === NO_ROOM) {
+        // Full of live blocks, says the arena: with none live that is
+        // impossible (task code wrote the header), and waiting would never end.
+        if (this.arena.stats().liveBlocks === 0) throw regionCorruptError("the payload region reports no room although no block in it is live");
+        return NO_ROOM;
       }
+      const need = -result;
+      if (need > this.max) return NO_ROOM; // the arena reports this as full; kept as a guard
       this.grow(need);
     }
+  }
+
+  /** tryWrite for a writer that cannot wait: a full region is an error. */
+  write(bytes) {
+    const at = this.tryWrite(bytes);
+    if (at === NO_ROOM) throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
+    return at;
   }
 
   grow(minBytes) {
@@ -77,8 +133,50 @@ class PayloadRegion {
       return decodeOrCorrupt(this.u8, offset, length, shared);
     } finally {
       // Throws KNT_REGION_CORRUPT when `offset` is not a live block.
-      this.arena.free(offset);
+      this.free(offset);
     }
+  }
+
+  /** Frees a block and wakes whoever waits for room. */
+  free(offset) {
+    try {
+      this.arena.free(offset);
+    } finally {
+      this.nudge();
+    }
+  }
+
+  /**
+   * Wakes the workers parked for room, if any: a block was freed, or the
+   * host published calls (whose arguments only a worker can free).
+   */
+  nudge() {
+    // SeqCst, with enterWait's add: either this load sees the waiter, or
+    // the waiter's retry (under the arena's lock, after its add) sees the
+    // freed block or the published call.
+    if (Atomics.load(this.i32, W_ROOM_WAITERS) === 0) return;
+    Atomics.add(this.i32, W_ROOM_SEQ, 1);
+    this.wake(W_ROOM_SEQ, WAKE_ALL);
+  }
+
+  /** A worker about to park for room: counts itself in; returns the ROOM_SEQ value to park on. */
+  enterWait() {
+    Atomics.add(this.i32, W_ROOM_WAITERS, 1);
+    return Atomics.load(this.i32, W_ROOM_SEQ);
+  }
+
+  leaveWait() {
+    Atomics.sub(this.i32, W_ROOM_WAITERS, 1);
+  }
+
+  /** Only when no worker can be waiting (see the host's drain). */
+  clearWaiters() {
+    Atomics.store(this.i32, W_ROOM_WAITERS, 0);
+  }
+
+  /** Whether any worker is counted as waiting for room. */
+  hasWaiters() {
+    return Atomics.load(this.i32, W_ROOM_WAITERS) !== 0;
   }
 }
 
@@ -100,4 +198,11 @@ function limitError(message, cause) {
   return err;
 }
 
-module.exports = { PayloadRegion };
+function tooLargeError(size, max, capacity) {
+  return limitError(
+    `payload of ${size} bytes does not fit the payload region even when it is empty: payload.payloadMaxByteLength (${max} bytes) ` +
+      `holds at most ${capacity} bytes per payload; raise payload.payloadMaxByteLength (createPool option)`,
+  );
+}
+
+module.exports = { PayloadRegion, NO_ROOM };

@@ -13,19 +13,22 @@ const { L, HostLane, lowestBit, W_COUNTER, W_ARMED } = require("./lane.js");
 const { HostSubmit } = require("./steal.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline-lane.js");
-const { Encoder } = require("./codec.js");
-const { PayloadRegion } = require("./payload.js");
+const { Encoder, CODEC_ERRORS } = require("./codec.js");
+const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
 const { callerHref } = require("./task.js");
 const { regionCorruptError, shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
+const hard = require("./hard-timeout.js");
 const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
 const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
+// encodeRequest: the payload region has no room for the argument now.
+const WAIT_FOR_ROOM = 2;
 
 // Drain passes with nothing found before the host arms the doorbell and
 // sleeps. Each pass is one turn of the event loop (setImmediate) plus a
@@ -84,6 +87,7 @@ class CallExtra {
     this.hardTimer = null; // worker.hardTimeoutMs
     this.abortSignal = null; // a caller's AbortSignal
     this.onAbort = null;
+    this.encoded = null; // its argument's bytes, while it waits for room in the payload region
   }
 }
 
@@ -117,6 +121,7 @@ class Pool {
     this.queueHead = 0;
     this.inFlight = 0; // calls placed in slots (answered or not)
     this.pending = 0; // calls submitted and not yet settled
+    this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
     this.drainScheduled = false;
     this.armed = false;
     this.idleHops = 0;
@@ -154,13 +159,14 @@ class Pool {
     this.freeSignals = [];
     for (let i = signals - 1; i >= 0; i--) this.freeSignals.push(i);
     this.payloadSab = memory.payload;
-    this.payload = new PayloadRegion(this.payloadSab, true);
+    this.payload = new PayloadRegion(this.payloadSab, true, this.i32, (index, count) => this.runtime.wakeWorker(this.i32, index, count));
     // Private lanes, one per worker, in index order; `choices` adds the
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
     if (!topology.steal) for (let i = 0; i < threads; i++) this.lanes.push(new HostLane(this.i32, i, wakeWorker));
     this.inline = options.inliner ? new InlineLane(this, table, options.inliner) : null;
     this.choices = this.inline === null ? this.lanes : options.inliner.position === "first" ? [this.inline, ...this.lanes] : [...this.lanes, this.inline];
+    this.allChoices = this.choices; // `choices` stands in for lanes whose workers are being replaced
     this.choose = makeBalancer(topology.balancer);
     this.serialChannel = !topology.steal && topology.dispatcher === "serial-channel";
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
@@ -199,6 +205,7 @@ class Pool {
     this.armedAt = 0;
     this.rings = 0; // doorbell rings, for the signals traces
     this.queuePeak = 0; // longest queue seen, for the host traces
+    this.roomTraced = false; // the host traces said calls wait for payload room
     this.doorbell = this.useDoorbell ? this.startDoorbell() : null;
     if (this.debug) {
       const how = topology.steal
@@ -310,12 +317,17 @@ class Pool {
       }
       const killed = this.killedFor[lane] !== null;
       const cause = this.killedFor[lane] || reported || undefined;
+      // Terminated by the host: what it held but never started runs on the
+      // replacement (hard-timeout.js).
+      const again = killed ? hard.recoverUnstarted(this, lane) : [];
       this.killedFor[lane] = null;
+      if (this.shared === null) this.choices = hard.liveChoices(this);
       const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
       // Calls a replacement held before it was ready never ran: they reject
       // with the start-up error (the pool's first), not a WorkerExitError.
       const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
-      const held = this.takeBack(lane);
+      const held = this.takeBack(lane).filter((call) => !again.includes(call));
+      if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by
       // its start-up (the call's STARTED word, still as it left it).
       const ranCall = held.some((call) => Atomics.load(this.i32, call.lane.slotWord(call.slot) + 5) !== 0);
@@ -395,6 +407,7 @@ class Pool {
   }
 
   rejectAll(err) {
+    this.abandonAwaitingArg(err);
     for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err);
     this.queue = [];
     this.queueHead = 0;
@@ -524,26 +537,47 @@ class Pool {
     let inner = null;
     let rejectOuter;
     let abortedWith = null;
+    // Until the argument settles the call is in no queue and no slot, so
+    // shutdown reaches it through `awaitingArg` (an argument that never
+    // settles must not leave the call pending forever).
+    const abandon = (reason) => {
+      this.awaitingArg.delete(abandon);
+      abortedWith = { reason };
+      rejectOuter(reason);
+    };
     const outer = new Promise((resolve, reject) => {
       rejectOuter = reject;
-      argPromise.then((value) => {
-        if (abortedWith !== null) return;
-        if (abortSignal !== null && abortSignal.aborted) {
-          reject(abortError(abortSignal.reason));
-          return;
-        }
-        inner = this.submit(task, value, callOptions);
-        inner.then(resolve, reject);
-      }, reject);
+      argPromise.then(
+        (value) => {
+          if (abortedWith !== null) return;
+          this.awaitingArg.delete(abandon);
+          if (abortSignal !== null && abortSignal.aborted) {
+            reject(abortError(abortSignal.reason));
+            return;
+          }
+          inner = this.submit(task, value, callOptions);
+          inner.then(resolve, reject);
+        },
+        (err) => {
+          this.awaitingArg.delete(abandon);
+          reject(err);
+        },
+      );
     });
+    this.awaitingArg.add(abandon);
     if (this.table[task].abortAware) {
       outer.reject = (reason) => {
         if (inner !== null) inner.reject(reason);
-        else abortedWith = { reason };
+        else abandon(reason);
         rejectOuter(reason);
       };
     }
     return outer;
+  }
+
+  /** Shutdown: calls still waiting for their argument reject with `err`. */
+  abandonAwaitingArg(err) {
+    for (const abandon of [...this.awaitingArg]) abandon(err);
   }
 
   /** host traces: each new power-of-two peak of calls waiting for a slot. */
@@ -568,29 +602,29 @@ class Pool {
 
   /**
    * worker.hardTimeoutMs passed since the call was handed to a worker:
-   * replace that worker if it has started the call. A call still waiting in
-   * its slot behind another gets another period (the one ahead of it is the
-   * runaway, and its own timer fires first).
+   * replace that worker if this call, or a settled call, holds its thread
+   * (hard-timeout.js says which); otherwise the call gets another period.
    */
   onHardTimeout(call) {
     call.extra.hardTimer = null;
     if (call.done || call.lane === null) return;
-    const slots = call.lane;
-    if (Atomics.load(this.i32, slots.slotWord(call.slot) + 5) === 0) {
-      call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
+    const { verdict, lane, holder } = hard.judge(this, call);
+    if (verdict === hard.WAIT || this.killedFor[lane] !== null) {
+      // Being replaced already: the exit settles it, or places it again.
+      if (this.killedFor[lane] === null || lane < 0) call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
-    // Started: by its lane's worker, or by the worker that claimed it.
-    const lane = slots === this.shared ? this.shared.ownerOf(call.slot) : slots.lane;
-    if (this.killedFor[lane] !== null) return; // already being replaced: the exit rejects it
     const worker = this.workers[lane];
-    const err = hardTimeoutError(this.table[call.task].name, this.hardTimeoutMs, lane);
-    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${call.id}: replacing it`);
-    this.finish(call, false, err);
+    const err = hardTimeoutError(this.table[holder.task].name, this.hardTimeoutMs, lane);
+    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${holder.id}: replacing it`);
     if (worker !== null) {
+      // From here on no new call goes to this worker (liveChoices; and a
+      // call it claims and never starts is placed again at its exit).
       this.killedFor[lane] = err;
+      if (this.shared === null) this.choices = hard.liveChoices(this);
       worker.terminate();
     }
+    if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
   }
 
   /**
@@ -615,7 +649,9 @@ class Pool {
       }
       slot = slots.freeSlot();
     }
-    if (this.encodeRequest(slots, slot, call)) {
+    const encoded = this.encodeRequest(slots, slot, call);
+    if (encoded === WAIT_FOR_ROOM) return false; // stays queued: retried at the next drain
+    if (encoded) {
       slots.publish(slot, call);
       call.lane = slots;
       call.slot = slot;
@@ -636,18 +672,32 @@ class Pool {
     }
   }
 
-  /** Step 1: write the request. On an encoding error the call is rejected. */
+  /**
+   * Step 1: write the request. On an encoding error the call is rejected
+   * (false). WAIT_FOR_ROOM: other calls' payloads fill the payload region;
+   * the encoded argument stays with the call until a retry finds room.
+   */
   encodeRequest(lane, slot, call) {
     const i32 = this.i32;
     const w = lane.slotWord(slot);
     try {
-      const at = lane.slotPayload(slot);
-      let len = this.encoder.encodeInto(call.arg, this.u8, at, L.inlineBytes);
+      let len;
       let ext = NO_EXT;
-      if (len < 0) {
-        const bytes = this.encoder.encode(call.arg);
-        ext = this.payload.write(bytes);
-        len = bytes.length;
+      const extra = call.extra;
+      if (extra !== null && extra.encoded !== null) {
+        len = extra.encoded.length;
+        ext = this.payload.tryWrite(extra.encoded);
+        if (ext === NO_ROOM) return this.waitForRoom(call, extra.encoded);
+        extra.encoded = null;
+      } else {
+        len = this.encoder.encodeInto(call.arg, this.u8, lane.slotPayload(slot), L.inlineBytes);
+        if (len < 0) {
+          const bytes = this.encoder.encode(call.arg);
+          ext = this.payload.tryWrite(bytes);
+          len = bytes.length;
+          // encode()'s bytes are only valid until the next encode: keep a copy.
+          if (ext === NO_ROOM) return this.waitForRoom(call, bytes.slice());
+        }
       }
       i32[w] = call.task;
       i32[w + 1] = call.id;
@@ -663,6 +713,29 @@ class Pool {
     if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     call.arg = undefined;
     return true;
+  }
+
+  /** encodeRequest found no room for `bytes`: the call waits, unless nothing could ever free any. */
+  waitForRoom(call, bytes) {
+    if (this.inFlight === 0) {
+      // No call holds a block, yet the region is full: its blocks were lost
+      // (a worker that died between writing and publishing, say). Waiting
+      // would never end.
+      const err = new RangeError(
+        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of it (lost blocks); this pool cannot send large payloads any more`,
+      );
+      err.code = CODEC_ERRORS.LIMIT;
+      throw err;
+    }
+    extraOf(call).encoded = bytes;
+    call.arg = undefined;
+    // The SharedArrayBuffers the encoding named stay the call's until it settles.
+    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
+    if (this.debug && !this.roomTraced) {
+      this.roomTraced = true;
+      this.debug("host", `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`);
+    }
+    return WAIT_FOR_ROOM;
   }
 
   drain() {
@@ -684,6 +757,11 @@ class Pool {
     }
     this.pump();
     if (this.serialChannel) this.flushLanes();
+    if (this.inFlight === 0 && this.payload.hasWaiters()) {
+      // A worker waiting for room holds an unanswered call, so with none in
+      // slots the count is stale: a worker died while parked for room.
+      this.payload.clearWaiters();
+    }
     if (this.inFlight === 0 || this.state === CLOSED) return;
     if (settled > 0) {
       this.idleHops = 0;
@@ -735,7 +813,7 @@ class Pool {
 
   freePayload(ext) {
     try {
-      this.payload.arena.free(ext >>> 0);
+      this.payload.free(ext >>> 0);
     } catch (err) {
       if (this.debug) this.debug("host", `payload block ${ext >>> 0} could not be freed: ${err.message}`);
     }
@@ -746,12 +824,15 @@ class Pool {
     this.flushQueued = false;
     if (this.shared !== null) {
       this.shared.flush();
-      return;
+    } else {
+      // serial-channel: this pass is where queued calls are dispatched.
+      if (this.serialChannel) this.pump();
+      const lanes = this.lanes;
+      for (let i = 0; i < lanes.length; i++) lanes[i].flush();
     }
-    // serial-channel: this pass is where queued calls are dispatched.
-    if (this.serialChannel) this.pump();
-    const lanes = this.lanes;
-    for (let i = 0; i < lanes.length; i++) lanes[i].flush();
+    // A worker parked for room must start the calls just published: their
+    // arguments hold room only it can free (payload.js).
+    this.payload.nudge();
   }
 
   /** Moves queued calls into free slots. */
@@ -809,6 +890,9 @@ class Pool {
       // Not a shutdown: a bad argument must not stop the pool.
       return Promise.reject(new RangeError(`knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`));
     }
+    // New calls reject from here on, so a call whose argument arrives later
+    // would too: it rejects now, even while submitted calls may finish.
+    this.abandonAwaitingArg(shutdownError());
     const wait = this.options.worker.resolveAfterFinishingAll || delayMs !== undefined;
     if (this.debug) {
       this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);

@@ -168,9 +168,9 @@ class ProcessRuntime {
     };
   }
 
-  /** Wakes a worker process parked (in Rust) on word `index`. */
-  wakeWorker(i32, index) {
-    this.memory.wake(index, 1);
+  /** Wakes a worker process (or `count` of them) parked (in Rust) on word `index`. */
+  wakeWorker(i32, index, count = 1) {
+    this.memory.wake(index, count);
   }
 
   spawn(workerData) {

@@ -82,7 +82,7 @@ function start(setup) {
         pending = wake;
         waiter.park(index, value);
       },
-      wakeWord: (index) => memory.wake(index, 1),
+      wakeWord: (index, count = 1) => memory.wake(index, count),
       shared: PROCESS_REFUSAL,
       report,
     },

@@ -11,8 +11,10 @@ const { L, WorkerLane } = require("./lane.js");
 const { Claimant } = require("./steal.js");
 const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
-const { PayloadRegion } = require("./payload.js");
+const { PayloadRegion, NO_ROOM } = require("./payload.js");
+const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
+const { STARTED, startedWord } = require("./slot-state.js");
 
 const NO_EXT = L.noExt | 0;
 const STATUS_VALUE = 0;
@@ -58,14 +60,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     spin: steal
       ? () => bell.spinWhileZero(port.pending, port.regionLanes, SPIN_MICROS)
       : (word, value) => bell.spinWhile(word, value, SPIN_MICROS),
-    sleep: (word, value) => sleep(word, value, () => port.woke()),
+    // With answers waiting for room, the park is on ROOM_SEQ instead (room-wait.js).
+    sleep: (word, value) => (waiting.size !== 0 ? waiting.park() : sleepFor(word, value)),
     later: () => setImmediate(() => port.serve()),
     ring: () => bell.ring(),
   };
   const port = steal
     ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord, env, steal.cores)
     : new WorkerLane(i32, laneIndex, env);
-  const payload = new PayloadRegion(payloadBuffer, false);
+  const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
@@ -139,7 +142,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     };
   }
 
-  /** Encodes `value` into a slot (inline, or in the payload region). */
+  /**
+   * Encodes `value` into a slot (inline, or in the payload region): true;
+   * or, when the region has no room now, a copy of the encoded bytes.
+   */
   function encodeInto(slot, value) {
     const w = port.slotWord(slot);
     const at = port.slotPayload(slot);
@@ -147,28 +153,91 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     let ext = NO_EXT;
     if (len < 0) {
       const bytes = encoder.encode(value);
-      ext = payload.write(bytes);
+      ext = payload.tryWrite(bytes);
+      if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
       len = bytes.length;
     }
     i32[w + 2] = len;
     i32[w + 3] = ext;
+    return true;
   }
 
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
+    i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
+    let written;
     try {
-      encodeInto(slot, value);
+      written = encodeInto(slot, value);
     } catch (err) {
       // The result cannot cross: the call rejects with why.
       status = STATUS_THROWN;
       try {
-        encodeInto(slot, err);
+        written = encodeInto(slot, err);
       } catch {
-        encodeInto(slot, new Error(`knitting-native: the task's result could not be sent: ${err && err.message}`));
+        written = encodeInto(slot, unsentError(err));
       }
+    }
+    if (written !== true) {
+      // No room now: the answer waits for some (room-wait.js), in order.
+      waiting.defer(slot, status, written);
+      return;
     }
     i32[port.slotWord(slot)] = status;
     port.finish(slot);
+  }
+
+  /** What a call rejects with when its result cannot be sent (small: it fits inline). */
+  function unsentError(err) {
+    const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
+    sent.stack = "";
+    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code; // KNT_REGION_CORRUPT, say
+    return sent;
+  }
+
+  // Whether this worker sleeps in its protocol's park (not for room).
+  let parkedForWork = false;
+  function sleepFor(word, value) {
+    parkedForWork = true;
+    sleep(word, value, () => {
+      parkedForWork = false;
+      port.woke();
+    });
+  }
+
+  // Answers waiting for room in the payload region.
+  const waiting = new WaitingAnswers(payload, {
+    write(slot, status, len, ext) {
+      const w = port.slotWord(slot);
+      i32[w + 2] = len;
+      i32[w + 3] = ext;
+      i32[w] = status;
+      port.finish(slot);
+    },
+    writeError(slot, err) {
+      const written = encodeInto(slot, unsentError(err));
+      if (written !== true) throw err; // inline always fits; a broken region is fatal here
+      i32[port.slotWord(slot)] = STATUS_THROWN;
+      port.finish(slot);
+    },
+    flush: () => port.flush(),
+    sleep: (index, value, wake) => sleep(index, value, wake),
+    // As the steal park: pending work another idle worker should take is not this one's.
+    hasWork: () => (steal ? port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()) : port.hasNew(Atomics.load(i32, port.req))),
+    // The protocol's park is what ends here: its wake-up clears what it set.
+    resume: () => port.woke(),
+  });
+
+  /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
+  function answerDeferred() {
+    if (!parkedForWork) return;
+    if (steal) {
+      port.wakeWorker(laneIndex); // its WAKE word: the park ends
+    } else {
+      // A thread's Atomics.waitAsync ends on a notify; a process worker's
+      // park only when REQ moves, so retry on a timer meanwhile.
+      wakeWord(port.req);
+      waiting.retryWhile(() => parkedForWork);
+    }
   }
 
   /**
@@ -181,7 +250,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     const len = i32[w + 2];
     const ext = i32[w + 3];
     let result;
-    i32[w + 5] = 1; // STARTED: the host's hard timeout now counts this call as running
+    i32[startedWord(w)] = STARTED.RUNNING; // the host's hard timeout now counts this call as running
     try {
       let arg;
       if (ext === NO_EXT) {
@@ -196,22 +265,33 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
-      return false;
+      return answered();
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      // The thread is free again: a later call may hold it, not this one.
+      i32[startedWord(w)] = STARTED.AWAITING;
       Promise.resolve(result).then(
         (value) => {
           respond(slot, STATUS_VALUE, value);
           port.asyncEnded();
+          if (waiting.size !== 0) answerDeferred();
         },
         (err) => {
           respond(slot, STATUS_THROWN, err);
           port.asyncEnded();
+          if (waiting.size !== 0) answerDeferred();
         },
       );
+      if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
       return true;
     }
     respond(slot, STATUS_VALUE, result);
+    return answered();
+  }
+
+  /** After a sync call: starting it freed its argument's room; the port publishes next. */
+  function answered() {
+    if (waiting.size !== 0) waiting.retry();
     return false;
   }
 

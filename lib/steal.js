@@ -416,9 +416,7 @@ class Claimant extends StealGeometry {
     // flush sees no spinner and wakes a sleeper itself.
     this.stopSpinning();
     this.setIdle(false);
-    if (Atomics.load(this.i32, this.sleepers) !== 0 && this.anyPending()) {
-      this.wakeSleepers(Atomics.load(this.i32, this.sleepers) & ~this.bit, 1);
-    }
+    this.passBaton();
     const wentAsync = this.env.run(slot);
     // Published before the next call starts: that one may be long.
     this.flush();
@@ -427,6 +425,13 @@ class Claimant extends StealGeometry {
     // Let this event loop turn before claiming more.
     this.env.later();
     return false;
+  }
+
+  /** More work pending while someone sleeps: wake one sleeper. */
+  passBaton() {
+    if (Atomics.load(this.i32, this.sleepers) !== 0 && this.anyPending()) {
+      this.wakeSleepers(Atomics.load(this.i32, this.sleepers) & ~this.bit, 1);
+    }
   }
 
   /** The loop ends: park (or serve again once the event loop has turned). */

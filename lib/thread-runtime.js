@@ -25,9 +25,9 @@ class ThreadRuntime {
     return { control: new SharedArrayBuffer(controlBytes), payload };
   }
 
-  /** Wakes a worker parked in Atomics.waitAsync on word `index`. */
-  wakeWorker(i32, index) {
-    Atomics.notify(i32, index, 1);
+  /** Wakes a worker (or `count` of them) parked in Atomics.waitAsync on word `index`. */
+  wakeWorker(i32, index, count = 1) {
+    Atomics.notify(i32, index, count);
   }
 
   /** A worker: emits "message", "error", "exit" (code); terminate() ends it. */

@@ -30,7 +30,7 @@ serveLane(workerData, {
     if (wait.async) wait.value.then(wake);
     else setImmediate(wake);
   },
-  wakeWord: (index) => Atomics.notify(i32, index, 1),
+  wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
   shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
   report: (message) => parentPort.postMessage(message),
   wrapTask: wrap,

@@ -251,6 +251,8 @@ pub struct Layout {
     pub word_counter: u32,
     pub word_armed: u32,
     pub word_stop: u32,
+    pub word_room_seq: u32,
+    pub word_room_waiters: u32,
     /// Word indices from a lane's start.
     pub lane_word_req: u32,
     pub lane_word_res: u32,
@@ -299,6 +301,8 @@ pub fn layout() -> Layout {
         word_counter: w(word::COUNTER),
         word_armed: w(word::ARMED),
         word_stop: w(word::STOP),
+        word_room_seq: w(word::ROOM_SEQ),
+        word_room_waiters: w(word::ROOM_WAITERS),
         lane_word_req: w(lane_word::REQ),
         lane_word_res: w(lane_word::RES),
         lane_word_sleeping: w(lane_word::SLEEPING),
@@ -687,15 +691,19 @@ impl PayloadArena {
         Ok(Self { arena, held })
     }
 
-    /// Offset of a block of `len` bytes, or a negative number `-n`: grow the
-    /// buffer to at least `n` bytes, call `extend`, and retry. Throws a
-    /// RangeError when even the maximum length cannot hold it.
+    /// Offset of a block of `len` bytes (always > 0); or a negative number
+    /// `-n`: grow the buffer to at least `n` bytes, call `extend`, and
+    /// retry; or 0: the region is full of live blocks now, retry after a
+    /// block is freed. Throws a RangeError when even an empty region of the
+    /// maximum length cannot hold it (`len > maxRequest`).
     #[napi(catch_unwind)]
     pub fn alloc(&self, env: &Env, len: f64) -> Result<f64> {
         let len = whole(len, "payload length", isize::MAX as u64)?;
         match self.arena.alloc(len) {
             Ok(offset) => Ok(offset as f64),
             Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
+            // Offset 0 is the arena's header: never a block.
+            Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
             Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
                 Status::InvalidArg,
                 format!("RangeError: payload of {requested} bytes does not fit the payload region (payloadMaxByteLength {max})"),
@@ -732,6 +740,12 @@ impl PayloadArena {
     #[napi(getter, catch_unwind)]
     pub fn committed(&self) -> f64 {
         self.arena.committed() as f64
+    }
+
+    /// The largest payload an empty region of the maximum length holds.
+    #[napi(getter, catch_unwind)]
+    pub fn max_request(&self) -> f64 {
+        self.arena.max_request() as f64
     }
 
     #[napi(catch_unwind)]

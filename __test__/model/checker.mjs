@@ -194,7 +194,13 @@ function restoreValue(current, saved) {
 
 /** Puts `obj` back in the state `saved` (a `snapshot` against `base`). */
 export function restore(obj, saved, base) {
-  if (base !== undefined) for (const key of Object.keys(base)) if (!(key in saved)) obj[key] = restoreValue(obj[key], base[key]);
+  if (base !== undefined) {
+    for (const key of Object.keys(base)) if (!(key in saved)) obj[key] = restoreValue(obj[key], base[key]);
+    // A field the object gained after construction, absent from this state.
+    for (const key of Object.keys(obj)) {
+      if (!(key in base) && !(key in saved) && !SKIP.has(key) && typeof obj[key] !== "function") delete obj[key];
+    }
+  }
   for (const key of Object.keys(saved)) obj[key] = restoreValue(obj[key], saved[key]);
 }
 

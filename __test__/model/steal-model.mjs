@@ -57,6 +57,9 @@ export class StealModel {
       classes: { HostSubmit: steal.HostSubmit, Claimant: steal.Claimant },
       ...config,
     };
+    // The caller makes its calls in bursts (one synchronous run of calls,
+    // published by one flush); by default one call at a time.
+    this.c.bursts ??= this.c.calls.map(() => 1);
     const { workers, regionLanes, width } = this.c;
     this.slots = regionLanes * width;
     const geometry = new steal.StealGeometry(null, SECTION_BYTE, workers, regionLanes, width, null);
@@ -206,10 +209,12 @@ export class StealModel {
   init() {
     this.mem.set(this.initial);
     this.ghost = {
-      next: 0,
+      burst: 0, // bursts the caller has made
+      submitted: 0, // calls the caller has made
+      next: 0, // calls placed in a slot
       cells: new Array(this.slots).fill(null),
       calls: this.c.calls.map(() => ({ st: "new", by: -1 })),
-      died: this.c.workers === 0 ? [] : new Array(this.c.workers).fill(0), // 0 alive, 1 dead, 2 taken back
+      died: new Array(this.c.workers).fill(0), // 0 alive, 1 dead, 2 taken back, 3 replaced
     };
     this.host = this.makeHost();
     this.hostBase = baseOf(this.host);
@@ -223,6 +228,20 @@ export class StealModel {
     this.workers = [];
     for (let w = 0; w < this.c.workers; w++) {
       this.workers.push({ status: "alive", obj: null, priv: null, op: null, events: ["start"], waiter: null, stuckOn: -1 });
+    }
+    if (this.c.startParked) {
+      // Every worker has started, found nothing and parked (a state the
+      // start-up configurations reach): IDLE and SLEEPERS hold every worker,
+      // each waits on its WAKE word.
+      const all = (1 << this.c.workers) - 1;
+      this.mem[this.geometry.idle] = all;
+      this.mem[this.geometry.sleepers] = all;
+      for (let w = 0; w < this.c.workers; w++) {
+        const p = this.workers[w];
+        p.events = [];
+        p.priv = { idleSet: true, parked: true };
+        p.waiter = { word: this.geometry.wakeWord(w), value: 0 };
+      }
     }
   }
 
@@ -242,7 +261,7 @@ export class StealModel {
     for (let i = 0; i < state.m.length; i += 2) this.mem[state.m[i]] = state.m[i + 1];
     // Moves change the ghost in place and replace the rest: copy the ghost.
     const g = state.g;
-    this.ghost = { next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice() };
+    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice() };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
     this.workers = state.w.map((p) => ({ status: p.s, obj: null, priv: p.p, op: p.o, events: p.e.slice(), waiter: p.x, stuckOn: p.k }));
@@ -269,27 +288,41 @@ export class StealModel {
   hostOps() {
     const h = this.host;
     const g = this.ghost;
-    return {
-      submit: () => {
+    // pool.js pump() and place(): queued calls into free slots, each request
+    // written, its slot joining the burst; then the microtask's flush. What
+    // this code reads of the ghost goes through effects too (replayed steps
+    // must see what they saw the first time).
+    const pumpAndFlush = () => {
+      while (localEffect(() => g.next < g.submitted)) {
         const slot = h.freeSlot();
-        const c = g.next;
+        if (slot < 0) break;
         // A slot the host holds and has not published: writing it is local.
-        localEffect(() => {
+        const c = localEffect(() => {
           const cell = g.cells[slot];
-          if (cell !== null) {
-            throw new ModelViolation(`host writes slot ${slot}, which holds ${JSON.stringify(cell)} (${g.calls[cell.c].st})`);
-          }
+          if (cell !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${cell.c} (${g.calls[cell.c].st})`);
           const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
           if (owner === 0) throw new ModelViolation(`host writes slot ${slot} while it is claimable`);
-          g.cells[slot] = { k: "q", c };
-          g.calls[c].st = "pub";
-          g.next++;
+          g.cells[slot] = { k: "q", c: g.next };
+          g.calls[g.next].st = "pub";
+          return g.next++;
         });
         h.publish(slot, c);
+      }
+      h.flush();
+    };
+    return {
+      // The caller's synchronous code makes the next burst of calls.
+      burst: () => {
+        localEffect(() => {
+          g.submitted += this.c.bursts[g.burst];
+          g.burst++;
+        });
+        pumpAndFlush();
       },
-      flush: () => h.flush(),
+      // A doorbell ring or a poll: settle the answers, refill, publish.
       drain: () => {
         for (let w = 0; w < this.c.workers; w++) h.takeDone(w, (index) => this.settle(index));
+        pumpAndFlush();
       },
       takeBack: (w) => {
         const { held } = h.takeBack(w, (index) => this.settle(index));
@@ -303,8 +336,10 @@ export class StealModel {
             g.cells[index] = null;
           });
         }
+        pumpAndFlush();
         effect(`worker ${w} taken back`, () => {
-          g.died[w] = 2;
+          // 2: gone for good; 3: replaced (the replacement does not die).
+          g.died[w] = this.c.respawn ? 3 : 2;
           if (this.c.respawn) {
             const p = this.workers[w];
             p.status = "alive";
@@ -382,8 +417,7 @@ export class StealModel {
     if (hs.op !== null) {
       out.push(this.hostMove(hs.op.name));
     } else {
-      if (g.next < this.c.calls.length && h.inFlight < this.slots) out.push(this.hostMove("submit"));
-      if (h.fresh.some((b) => b !== 0)) out.push(this.hostMove("flush"));
+      if (g.burst < this.c.bursts.length) out.push(this.hostMove("burst"));
       let answers = false;
       for (let w = 0; w < this.c.workers; w++) {
         if (g.died[w] !== 2 && this.mem[h.doneSeqWord(w)] !== h.seenSeq[w]) answers = true;

@@ -3,7 +3,8 @@
 //! `layout()` (see `bindings.rs`) and never hard-codes one.
 //!
 //! ```text
-//! offset 0      header line     magic, version, lane count, slot geometry
+//! offset 0      header line     magic, version, lane count, slot geometry;
+//!                               ROOM_SEQ, ROOM_WAITERS (payload room, below)
 //! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
 //! offset 128    lane 0          see below, LANE_STRIDE bytes
 //! ...           lane n-1
@@ -23,7 +24,9 @@
 //!           +12 word EXT          offset in the payload region, or NO_EXT when inline
 //!           +16 word SIGNAL       request: abort word index + 1, or 0 for none
 //!           +20 word STARTED      request: 0; the worker sets 1 when it starts
-//!                                 the call (read by the host's hard timeout)
+//!                                 the call, 2 once its task awaits a promise,
+//!                                 3 once it ended (read by the host's hard
+//!                                 timeout: `lib/slot-state.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
 //!                                 (`steal.rs`); unused in private lanes
 //!           +28 reserved
@@ -47,7 +50,7 @@
 /// First word of a formatted region ("KNT1").
 pub const MAGIC: u32 = 0x4b4e_5431;
 /// Bumped whenever anything in this file changes meaning.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 pub const CACHE_LINE: usize = 64;
 /// Slots per lane: one bit each in the 32-bit REQ/RES words.
@@ -85,6 +88,13 @@ pub mod word {
     pub const INLINE_BYTES: usize = 5;
     pub const LANE_STRIDE: usize = 6;
     pub const ABORT_SLOTS: usize = 7;
+    /// Payload room (`lib/payload.js`): workers whose answers wait for room
+    /// in the payload region park on ROOM_SEQ, counted in ROOM_WAITERS;
+    /// whoever frees a block (or the host, publishing calls) bumps ROOM_SEQ
+    /// and wakes them while ROOM_WAITERS is not 0. Written only while the
+    /// region is full, so the header line stays read-mostly.
+    pub const ROOM_SEQ: usize = 8;
+    pub const ROOM_WAITERS: usize = 9;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
     pub const ARMED: usize = 17;

@@ -797,7 +797,7 @@ impl Arena {
     // threads; Relaxed merely keeps a stray access from being a data race.
 
     /// Largest request an empty region of `max_len` bytes could hold.
-    fn max_request(&self) -> usize {
+    pub fn max_request(&self) -> usize {
         align_down(self.max_len).saturating_sub(HEADER_BYTES + BLOCK_HEADER)
     }
 

@@ -1,0 +1,117 @@
+"use strict";
+// A worker's answers that found the payload region full (payload.js): they
+// are kept here, in order, and written once blocks are freed; never
+// dropped. The worker keeps serving meanwhile (it must: the arguments of
+// the calls it has yet to start hold room only it can free), and when it
+// would park it parks on the region's ROOM_SEQ word instead, woken by
+// whoever frees a block or publishes calls.
+
+const { NO_ROOM } = require("./payload.js");
+
+// A lane worker whose async answer finds no room while it is parked for
+// work: its park (a process worker's, in Rust) only ends when REQ moves,
+// so until it next runs its loop it retries on a timer, from FIRST_RETRY_MS
+// doubling up to LAST_RETRY_MS. Never a spin; only in that corner.
+const FIRST_RETRY_MS = 1;
+const LAST_RETRY_MS = 64;
+
+class WaitingAnswers {
+  /**
+   * `payload`: the worker's PayloadRegion. `hooks`: `write(slot, status,
+   * len, ext)` finishes a slot's answer; `flush()` publishes finished
+   * answers; `sleep(index, value, wake)` parks on a control word;
+   * `hasWork()` tells whether calls wait to be started; `resume()` runs the
+   * serve loop again.
+   */
+  constructor(payload, hooks) {
+    this.payload = payload;
+    this.hooks = hooks;
+    this.queue = []; // { slot, status, bytes }, oldest first
+    this.parked = false;
+    this.timer = null;
+    this.delay = FIRST_RETRY_MS;
+  }
+
+  get size() {
+    return this.queue.length;
+  }
+
+  /** `bytes` (the worker's own copy) found no room: keep the answer. */
+  defer(slot, status, bytes) {
+    this.queue.push({ slot, status, bytes });
+  }
+
+  /**
+   * Writes waiting answers, oldest first, while there is room (a younger
+   * one never takes the room an older one waits for); true if any was
+   * written (the caller flushes).
+   */
+  retry() {
+    const queue = this.queue;
+    let n = 0;
+    while (n < queue.length) {
+      const { slot, status, bytes } = queue[n];
+      let ext;
+      try {
+        ext = this.payload.tryWrite(bytes);
+      } catch (err) {
+        // The region refused it outright (it checked the size when the
+        // answer was first deferred, so the region is broken): say so.
+        this.hooks.writeError(slot, err);
+        n++;
+        continue;
+      }
+      if (ext === NO_ROOM) break;
+      this.hooks.write(slot, status, bytes.length, ext);
+      n++;
+    }
+    if (n === 0) return false;
+    queue.splice(0, n);
+    return true;
+  }
+
+  /** The serve loop has nothing to start: sleep until room frees or calls arrive. */
+  park() {
+    if (this.parked) return;
+    const seq = this.payload.enterWait();
+    // After counting in: a block freed or a call published since is seen
+    // here, or moves ROOM_SEQ off `seq` (payload.js, nudge).
+    if (this.retry() || this.queue.length === 0 || this.hooks.hasWork()) {
+      this.payload.leaveWait();
+      this.hooks.flush();
+      setImmediate(this.hooks.resume);
+      return;
+    }
+    this.parked = true;
+    this.hooks.sleep(this.payload.roomSeq, seq, () => this.woken());
+  }
+
+  woken() {
+    this.parked = false;
+    // Before anything is published: the host resets a count it sees with
+    // no call in flight (a waiter always holds one).
+    this.payload.leaveWait();
+    if (this.retry()) this.hooks.flush();
+    this.hooks.resume();
+  }
+
+  /**
+   * An answer was deferred while the worker is parked for work, which only
+   * new calls end: retry on a timer while `stillParked()`.
+   */
+  retryWhile(stillParked) {
+    if (this.timer !== null) return;
+    this.delay = FIRST_RETRY_MS;
+    const tick = () => {
+      this.timer = null;
+      if (this.queue.length === 0 || !stillParked()) return;
+      if (this.retry()) this.hooks.flush();
+      if (this.queue.length === 0) return;
+      this.delay = Math.min(LAST_RETRY_MS, this.delay * 2);
+      this.timer = setTimeout(tick, this.delay);
+    };
+    this.timer = setTimeout(tick, this.delay);
+  }
+}
+
+module.exports = { WaitingAnswers };
