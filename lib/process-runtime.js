@@ -14,6 +14,7 @@ const { EventEmitter } = require("node:events");
 const { accessSync, constants } = require("node:fs");
 const { join, delimiter } = require("node:path");
 const native = require("./native.js");
+const { permissionFlags, transportReads, PERMISSION_FLAG } = require("./permission.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "process-worker.js");
 /** Set by process-worker.js: `isMain` is false in a worker process. */
@@ -132,8 +133,16 @@ class ProcessRuntime {
       }
       throw unavailable(`worker.processRuntime "${proc.runtime}" is not supported yet; use "node"`);
     }
-    const execArgv = proc.execArgv !== undefined ? proc.execArgv : inheritedExecArgv();
-    this.command = [...proc.commandPrefix, process.execPath, ...execArgv, PROCESS_WORKER_FILE, ...proc.args];
+    // The permission option (permission.js) gives each worker process its
+    // runtime's flags; the host's own permission flags are then not copied.
+    this.permission = worker.permission === undefined ? null : worker.permission;
+    this.restricted = this.permission !== null && !this.permission.unrestricted;
+    let execArgv = proc.execArgv !== undefined ? proc.execArgv : inheritedExecArgv();
+    if (this.restricted && proc.execArgv === undefined) execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
+    this.prefix = proc.commandPrefix;
+    this.execArgv = execArgv;
+    this.args = proc.args;
+    this.command = null; // built at the first spawn, once the task modules are known
     this.env = proc.env !== undefined ? proc.env : process.env;
     this.sharedMemory = proc.sharedMemory;
     this.memory = null;
@@ -176,12 +185,18 @@ class ProcessRuntime {
       // reopens the host's descriptor by its /proc path.
       region = { name: name !== null ? name : this.memory.procPath };
     }
+    if (this.command === null) {
+      const hrefs = [...workerData.tasks.map((t) => t.href), workerData.bootstrap ? workerData.bootstrap.href : undefined];
+      const transport = { read: transportReads(native[Symbol.for("knitting-native.addonFile")], hrefs) };
+      const flags = permissionFlags(this.permission, "node", transport);
+      this.command = [...this.prefix, process.execPath, ...flags, ...this.execArgv, PROCESS_WORKER_FILE, ...this.args];
+    }
     const [file, ...args] = this.command;
     const child = spawn(file, args, { stdio, env: this.env, serialization: "advanced" });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
-    const setup = { ...workerData, control: undefined, payload: undefined, region, ...this.layout };
+    const setup = { ...workerData, control: undefined, payload: undefined, region, ...this.layout, console: this.permission === null || this.permission.console };
     child.send({ type: "start", setup }, (err) => {
       // The child died before it could read: its exit reports that.
       if (err) handle.emit("error", err);

@@ -44,7 +44,7 @@ const DEFAULT_SPIN_MICROS = 50;
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
  * `{ type: "init-error", error }`.
  */
-function serveLane(setup, { sleep, wakeWord, report, shared }) {
+function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
@@ -296,7 +296,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
 
   runBootstrap().then(loadTasks).then(
     (loaded) => {
-      table = loaded;
+      // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
+      table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
       report({ type: "ready" });
       port.serve();
     },

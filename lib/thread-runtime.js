@@ -11,6 +11,9 @@ const WORKER_FILE = join(__dirname, "worker.js");
 class ThreadRuntime {
   constructor(worker) {
     this.resourceLimits = worker.resourceLimits;
+    // What exit-guard.js enforces in each worker under the permission option.
+    const policy = worker.permission === undefined ? null : worker.permission;
+    this.guard = { exit: policy !== null && !policy.unrestricted, console: policy === null || policy.console };
   }
 
   /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */
@@ -31,7 +34,7 @@ class ThreadRuntime {
   spawn(workerData) {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
-    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData, transferList });
+    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData: { ...workerData, guard: this.guard }, transferList });
   }
 
   close() {}
