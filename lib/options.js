@@ -315,7 +315,7 @@ function resolveWorker(worker, env = process.env) {
 // --- scheduling: host loop, balancer, inliner, work stealing ---------------
 
 /**
- * Slots in one lane: a lane's state is one 32-bit bit mask (lane.rs), so a
+ * Slots in one lane: a lane's state is one 32-bit bit mask (lib/lane.js), so a
  * region lane of the stealing region holds at most this many slots too.
  */
 const LANE_SLOTS = 32;

@@ -2,8 +2,8 @@
 // A pool worker's serve loop, the same for worker threads (worker.js) and
 // worker processes (process-worker.js): import the task modules, then serve
 // calls until the host ends the worker, from the worker's private lane
-// (src/memory/lane.rs) or by claiming them from the pool's shared submit
-// region (src/memory/steal.rs). Threads and processes differ only in how
+// (lib/lane.js) or by claiming them from the pool's shared submit region
+// (lib/steal.js). Threads and processes differ only in how
 // they sleep, wake a sleeper and report start-up.
 
 const native = require("./native.js");

@@ -266,7 +266,7 @@ pub struct Layout {
     pub slot_word_started: u32,
     pub slot_word_owner: u32,
     pub max_abort_slots: u32,
-    /// Steal sections (`memory/steal.rs`): word indices from the section
+    /// Steal sections (protocol in `lib/steal.js`): word indices from the section
     /// start, byte offsets of the done lines, limits.
     pub steal_word_pending: u32,
     pub steal_word_sleepers: u32,
