@@ -394,12 +394,16 @@ async function cpuBoundLoad(cfg, sc) {
   out.push("");
   out.push(renderTable(header, rows));
   for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
-  out.push("per-rep overhead / wall ms / host CPU ms / other threads CPU ms:");
+  // Other processes' load decides most of a burst's overhead on a shared
+  // machine: shown per burst, so a slow burst on an idle machine stands out.
+  const cores = (v) => (Number.isFinite(v) ? v.toFixed(2) : "-");
+  out.push("per-rep overhead / wall ms / host CPU ms / other threads CPU ms / other load (cores):");
   for (const row of CPU_POOLS) {
     const s = summary[row.key];
     if (!s.reps.length) continue;
-    out.push(`  ${row.label}: [${s.overhead.map(pct).join(", ")}] / [${s.reps.map((x) => ms(x.wallMs)).join(", ")}] / ` +
-      `[${s.reps.map((x) => ms(x.hostMs ?? NaN)).join(", ")}] / [${s.reps.map((x) => ms(x.threadsMs ?? NaN)).join(", ")}]`);
+    const list = (f) => `[${s.reps.map(f).join(", ")}]`;
+    out.push(`  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
+      `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ${list((x) => cores(x.foreignCores ?? NaN))}`);
   }
   out.push("");
   out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (cpu-bound, knitting-native stealing):" : l)));
