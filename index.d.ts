@@ -624,6 +624,77 @@ export interface PoolOptions {
    * @default none (only workers run calls)
    */
   inliner?: InlinerOptions;
+  /**
+   * What task code in a worker may do, enforced by the worker runtime's own
+   * permission model; see {@link PermissionPolicy}. `"unsafe"`: nothing is
+   * restricted. `"strict"`: the hardened baseline (`{ mode: "strict" }`).
+   * A restriction the pool's runtime cannot enforce (a scoped `net` list or
+   * `env.allow` on Node.js, any file restriction for worker threads, any
+   * policy with `inliner`) is a `TypeError` (`KNT_INVALID_OPTION`) naming
+   * the key and the runtime.
+   * @default "unsafe"
+   */
+  permission?: "unsafe" | "strict" | PermissionPolicy;
+}
+
+/** A path for {@link PermissionPolicy}: absolute, relative to `cwd`, `~/...`, or a `file:` URL. */
+export type PermissionPath = string | URL;
+
+/** System information names of {@link PermissionPolicy.sys} (Deno's). */
+export type PermissionSysName = "hostname" | "osRelease" | "osUptime" | "loadavg" | "networkInterfaces" | "systemMemoryInfo" | "uid" | "gid";
+
+/**
+ * A permission policy, with knitting's keys and meanings. Keys left out
+ * take the strict baseline: read the working directory (and the task
+ * modules), write the working directory, no network, no environment
+ * scoping, no child processes, no worker threads, no FFI, no WASI, console
+ * muted. Which keys each runtime enforces or refuses is in the README
+ * ("Permissions"). Worker threads share the host's process: they are no
+ * sandbox.
+ */
+export interface PermissionPolicy {
+  /** `"strict"` (the baseline), `"custom"` (the same here: baseline plus overrides), `"unsafe"` (nothing restricted; only `console` may be given). @default "strict" */
+  mode?: "strict" | "custom" | "unsafe";
+  /** Whether task code's `console` methods print. @default false (true with mode "unsafe") */
+  console?: boolean;
+  /** Base directory of relative paths. @default process.cwd() */
+  cwd?: string;
+  /** Paths task code may read (a directory covers its contents), or `true` for all. Replaces the baseline when given. */
+  read?: PermissionPath[] | true;
+  /** Paths task code may write, or `true` for all. Replaces the baseline when given. */
+  write?: PermissionPath[] | true;
+  /** Paths task code may not read (refused on Node.js: no deny lists). */
+  denyRead?: PermissionPath[];
+  /** Paths task code may not write (refused on Node.js). */
+  denyWrite?: PermissionPath[];
+  /** Hosts task code may reach, or `true` for all (a list is refused on Node.js). @default [] (none) */
+  net?: string[] | true;
+  /** Hosts task code may not reach (refused on Node.js). */
+  denyNet?: string[];
+  /** Hosts remote modules may be imported from (Deno); not applicable on Node.js. @default ["deno.land", "esm.sh", "jsr.io"] */
+  allowImport?: string[] | true;
+  /** Environment variables task code may read (`allow`) or not (`deny`); refused on Node.js: use `worker.env`. */
+  env?: { allow?: string[] | true; deny?: string[] };
+  /** Commands task code may run, or `true` for all (a list is refused on Node.js). @default [] (none) */
+  run?: string[] | true;
+  /** Commands task code may not run (refused on Node.js). */
+  denyRun?: string[];
+  /** Whether task code may start worker threads. @default false */
+  workers?: boolean;
+  /** Native code task code may load: `true`, or libraries. Node.js worker processes always allow addons (the transport is one), so `false` or a list is refused there. */
+  ffi?: PermissionPath[] | boolean;
+  /** Libraries task code may not load (refused on Node.js). */
+  denyFfi?: PermissionPath[];
+  /** System information task code may read, or `true` (a list is refused on Node.js). */
+  sys?: PermissionSysName[] | true;
+  /** System information task code may not read (refused on Node.js). */
+  denySys?: PermissionSysName[];
+  /** Whether task code may use WASI. @default false */
+  wasi?: boolean;
+  /** knitting's older spellings: `allowWorker` = `workers`, `allowChildProcess` = `run: true`, `allowAddons`/`allowFfi` = `ffi: true`, `allowWasi` = `wasi`. */
+  node?: { allowWorker?: boolean; allowChildProcess?: boolean; allowAddons?: boolean; allowFfi?: boolean; allowWasi?: boolean };
+  /** Deno's own settings (validated; applied once Deno worker processes exist). */
+  deno?: { lock?: boolean | PermissionPath; frozen?: boolean; allowRun?: boolean };
 }
 
 // ---------------------------------------------------------------------------
@@ -658,6 +729,10 @@ export interface PoolOptions {
  *   `abortSignalCapacity` (the error is a `RangeError`).
  * - `"KNT_REGION_CORRUPT"`: a word the call needed, read from the pool's
  *   shared memory, made no sense (task code wrote into that memory).
+ * - `"KNT_PROCESS_EXIT_REFUSED"`: task code in a worker thread called
+ *   `process.abort()` (always refused) or `process.exit()` (refused under a
+ *   `permission` policy); the error's `task` names the task when known, and
+ *   the worker keeps running.
  */
 export type KnittingErrorCode =
   | "KNT_ERROR_0"
@@ -670,6 +745,7 @@ export type KnittingErrorCode =
   | "KNT_HARD_TIMEOUT"
   | "KNT_ABORT_SIGNALS_EXHAUSTED"
   | "KNT_REGION_CORRUPT"
+  | "KNT_PROCESS_EXIT_REFUSED"
   | "KNT_INVALID_OPTION"
   | "KNT_INVALID_TASK"
   | "KNT_POOL_IN_WORKER"

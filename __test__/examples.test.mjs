@@ -64,7 +64,9 @@ test("examples/http-server.mjs --self-test: requests over loopback, answers chec
 
 test("examples/process-workers.mjs: calls answered by worker processes; a crashed one is replaced", () => {
   const out = runExample("process-workers.mjs");
-  assert.match(out, /^10,000 calls answered by 2 worker processes \(host pid is not among them: true\)$/m);
+  // One or both: with work stealing a worker that keeps up with tiny calls
+  // may take all of them while the other stays parked (nothing waits).
+  assert.match(out, /^10,000 calls answered by [12] worker processes \(host pid is not among them: true\)$/m);
   assert.match(out, /^longest Collatz chain below 10,001: n = 6171, 261 steps$/m);
   assert.match(out, /^a worker process exited: KNT_WORKER_EXIT, exit code 7$/m);
   assert.match(out, /^the pool keeps serving: collatz\(27\) = 111 steps$/m);

@@ -136,6 +136,30 @@ test("stealing: an idle worker takes the short calls while a long one runs on th
   }
 });
 
+// The promise of the default pool, as a new user meets it: a fresh pool,
+// one long call, then many tiny ones: every tiny call finishes before the
+// long one, round after round, idle or beside a busy core (CI runs this
+// file a second time next to one: scripts/with-busy-core.mjs).
+for (const runtime of ["thread", "process"]) {
+  test(`stealing, fresh ${runtime} pools: 100 tiny calls after a long one finish first in 20 of 20 rounds`, async () => {
+    const late = [];
+    for (let round = 0; round < 20; round++) {
+      const pool = createPool({ threads: 2, worker: runtime === "process" ? { runtime: "process" } : {} })(TASKS);
+      try {
+        await within(pool.ready, SETTLE_MS, "pool.ready");
+        const order = [];
+        const long = pool.call.spin(["long", 400]).then(() => order.push("long"));
+        const tiny = Array.from({ length: 100 }, (_, i) => pool.call.add([i, 1]).then(() => order.push(i)));
+        await within(Promise.all([long, ...tiny]), SETTLE_MS, "long and tiny calls");
+        if (order.indexOf("long") !== order.length - 1) late.push(`round ${round}: ${order.length - 1 - order.indexOf("long")} tiny calls after the long one`);
+      } finally {
+        await within(pool.shutdown(), SETTLE_MS, "shutdown");
+      }
+    }
+    assert.deepEqual(late, [], "in every round every tiny call finished before the long one");
+  });
+}
+
 test("private lanes (roundRobin): short calls queued behind a long one wait for it", async () => {
   // The contrast that stealing removes: a lane's calls wait for its worker.
   const pool = createPool({ threads: 2, balancer: "roundRobin" })(TASKS);

@@ -6,7 +6,8 @@
 //                      [--calls N] [--window N] [--seq N] [--piscina-seq N]
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
-//                      [--only-workload calls,random-load,dispatcher-scaling,process] ...
+//                      [--only-workload calls,random-load,random-load-loaded,
+//                                       dispatcher-scaling,cpu-bound,process] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -16,9 +17,11 @@
 // crashes its process or hangs is reported for its row while the others still
 // run. Each child warms its pool up, measures, and shuts the pool down before
 // the next child starts. Progress goes to stderr; the report goes to stdout.
-// After the main table come two scheduling workloads (bench/lib/sched.mjs):
-// random-load (skewed task durations: makespan and latency per balancer) and
-// dispatcher-scaling (tiny calls over 1, 2, 4 threads per host topology);
+// After the main table come the scheduling workloads (bench/lib/sched.mjs):
+// random-load (skewed task durations: makespan and latency per balancer), the
+// same beside a busy loop (random-load-loaded), dispatcher-scaling (tiny
+// calls over 1, 2, 4 threads per host topology) and cpu-bound (bursts of
+// ~1 ms calls: overhead over the ideal and CPU used, burst after burst);
 // then the process workload (bench/lib/proc.mjs): worker processes against
 // worker threads, piscina and a child_process.fork + process.send pool.
 import { existsSync, writeFileSync } from "node:fs";
@@ -45,16 +48,19 @@ const USAGE = `usage: node bench/run.mjs [options]
   --only LIST        comma-separated subset of: knitting,raw,piscina (the main table's pools)
   --only-workload LIST
                      comma-separated subset of: calls (the main table: tiny calls and
-                     sequential latency), random-load, dispatcher-scaling, process (default: all)
+                     sequential latency), random-load, random-load-loaded (the same while
+                     a busy loop in another process keeps one core occupied),
+                     dispatcher-scaling, cpu-bound, process (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
                      child per rep, pools taking turns rep by rep)
   --inproc           run the pools in this process instead of child processes (debugging;
                      the main table only)
-scheduling workloads (always a fresh child process per pool per rep):
-  --sched-reps R     repetitions of random-load and dispatcher-scaling (default 3; --quick: 1),
-                     fewer than the main table's to keep the default run under ~6 minutes
+scheduling workloads (a fresh child process per pool per rep; cpu-bound: per pool):
+  --sched-reps R     repetitions of random-load, random-load-loaded and dispatcher-scaling
+                     (default 3; --quick: 1), fewer than the main table's to keep the
+                     default run under ~8 minutes
   --random-calls N   random-load calls (default 3000; --quick: 600); durations: 2% are 5 ms,
                      the rest 10 µs, from a fixed seed (same sequence for every pool)
   --random-window N  random-load calls in flight (default 64)
@@ -63,6 +69,11 @@ scheduling workloads (always a fresh child process per pool per rep):
                      table's, as there are 18 cells; --quick: 10000), --window of them in flight
   --scaling-threads LIST
                      dispatcher-scaling thread counts (default 1,2,4)
+  --cpu-calls N      cpu-bound calls per burst, each ~1 ms of CPU, all submitted at once
+                     (default 2000; --quick: 400)
+  --cpu-reps R       cpu-bound bursts, all in one child process per pool (default 5;
+                     --quick: 2): knitting-native stealing and host.steal false, piscina,
+                     raw postMessage; ~40 s with the defaults
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
@@ -83,6 +94,7 @@ function parseArgs(argv) {
     seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, stall: 30, inproc: false, oneProcess: false,
     child: null, config: null, workloads: WORKLOADS, schedReps: undefined, randomCalls: undefined,
     randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
+    cpuCalls: undefined, cpuReps: undefined,
     procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
   };
   const num = (name, v) => {
@@ -118,6 +130,8 @@ function parseArgs(argv) {
       case "--random-seed": o.randomSeed = num(a, val()); break;
       case "--scaling-calls": o.scalingCalls = num(a, val()); break;
       case "--scaling-threads": o.scalingThreads = list(val()).map((t) => num(a, t)); break;
+      case "--cpu-calls": o.cpuCalls = num(a, val()); break;
+      case "--cpu-reps": o.cpuReps = num(a, val()); break;
       case "--proc-reps": o.procReps = num(a, val()); break;
       case "--proc-calls": o.procCalls = num(a, val()); break;
       case "--proc-seq": o.procSeq = num(a, val()); break;

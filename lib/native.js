@@ -86,11 +86,21 @@ function tryRequire(file, label, tried) {
     return null;
   }
   try {
-    return { addon: require(file) };
+    return { addon: require(file), file };
   } catch (err) {
     tried.push(`${file} (${label}): ${firstLine(err.message)}`);
     return null;
   }
+}
+
+/**
+ * The file the addon came from, kept on it: a permission-restricted worker
+ * process is allowed to read that one file (permission.js).
+ */
+const ADDON_FILE = Symbol.for("knitting-native.addonFile");
+function loadedFrom(addon, file) {
+  Object.defineProperty(addon, ADDON_FILE, { value: file });
+  return addon;
 }
 
 function load() {
@@ -101,16 +111,16 @@ function load() {
   const override = process.env.KNITTING_NATIVE_BINARY;
   if (override) {
     const got = tryRequire(resolve(override), "KNITTING_NATIVE_BINARY", tried);
-    if (got) return got.addon;
+    if (got) return loadedFrom(got.addon, got.file);
     throw noBinary(triple, tried, true);
   }
 
   const local = tryRequire(join(root, `knitting-native.${triple}.node`), "local build", tried);
-  if (local) return local.addon;
+  if (local) return loadedFrom(local.addon, local.file);
 
   const pkg = `knitting-native-${triple}`;
   try {
-    return require(pkg);
+    return loadedFrom(require(pkg), require.resolve(pkg));
   } catch (err) {
     const missing = err && err.code === "MODULE_NOT_FOUND" && firstLine(err.message).includes(`'${pkg}'`);
     tried.push(`${pkg} (prebuilt package): ${missing ? "not installed" : firstLine(err.message)}`);

@@ -2,6 +2,7 @@
 // createPool's options: defaults, and validation that names the key at fault.
 
 const os = require("node:os");
+const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
 
 const MIB = 1024 * 1024;
 /** Smallest payload region accepted (payloadInitialBytes, payloadMaxByteLength). */
@@ -320,7 +321,7 @@ function resolveWorker(worker, env = process.env) {
 // --- scheduling: host loop, balancer, inliner, work stealing ---------------
 
 /**
- * Slots in one lane: a lane's state is one 32-bit bit mask (lane.rs), so a
+ * Slots in one lane: a lane's state is one 32-bit bit mask (lib/lane.js), so a
  * region lane of the stealing region holds at most this many slots too.
  */
 const LANE_SLOTS = 32;
@@ -534,13 +535,30 @@ function resolveTopology(validated, env = process.env) {
 }
 
 /**
+ * `permission`, checked against the runtime that must enforce it
+ * (permission.js): null when nothing is restricted.
+ */
+function resolveWorkerPermission(input, worker, inline) {
+  const policy = resolvePermission(input);
+  const runtime = worker.runtime === "process" ? worker.process.runtime : "thread";
+  checkPermission(policy, runtime, inline);
+  if (policy !== null && !policy.unrestricted && worker.runtime === "process" && worker.process.execArgv !== undefined) {
+    const flag = worker.process.execArgv.find((f) => PERMISSION_FLAG.test(f));
+    if (flag !== undefined) {
+      throw optionError(TypeError, `knitting-native: worker.execArgv has ${flag}, which would fight the permission option's own flags; say it through permission instead`);
+    }
+  }
+  return policy;
+}
+
+/**
  * Validated options with defaults filled in. `env` (process.env by default)
  * supplies KNITTING_STEAL and KNITTING_DISPATCHER, read on each call.
  */
 function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner"], "");
+  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission"], "");
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
   const minThreads = options.inliner === undefined ? 1 : 0;
   if (options.threads === 0 && minThreads === 1) {
@@ -558,6 +576,7 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   const balancer = resolveBalancer(options.balancer);
   const inliner = resolveInliner(options.inliner);
   const topology = resolveTopology({ threads, host, balancer, inliner, worker }, env);
+  worker.permission = resolveWorkerPermission(options.permission, worker, topology.inline);
   // host.steal and host.dispatcher as asked for: the option, else the environment.
   const steal = host.steal !== undefined ? host.steal : envSteal(env);
   const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatcher(env);

@@ -35,7 +35,7 @@ const WAIT_FOR_ROOM = 2;
 // sched_yield (so a worker sharing this vCPU can answer), ~1-2 µs here: a
 // short, bounded poll that catches responses arriving within tens of µs
 // without the doorbell's ThreadsafeFunction hop (~8 µs,
-// ../shared/design/transport-measurements.md). Measured with
+// measured on Node 20, 2 vCPUs, 2026-11). Measured with
 // `node bench/run.mjs --only knitting --reps 3` (2 threads, calls/s per rep):
 //   8 passes: 1.83 M, 1.77 M, 1.85 M    32: 1.90 M, 2.05 M, 2.02 M
 //   128: 2.25 M, 1.99 M, 1.85 M         sequential p50 ~1.2 µs for all three

@@ -18,6 +18,7 @@ const { join, delimiter } = require("node:path");
 const native = require("./native.js");
 const runtimes = require("./runtimes/index.js");
 const { pack, unpack } = require("./ipc-message.js");
+const { permissionFlags, transportReads, PERMISSION_FLAG } = require("./permission.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "process-worker.js");
 /** Set by process-worker.js: `isMain` is false in a worker process. */
@@ -135,15 +136,23 @@ class ProcessRuntime {
     if (process.platform !== "linux" || typeof native.ProcessMemory !== "function") {
       throw unavailable(`worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`);
     }
-    const child = runtimes.runtime(proc.runtime);
-    const executable = resolveExecutable(proc);
-    const hostIsSame = child === runtimes.host;
-    this.command = [...proc.commandPrefix, ...child.workerCommand(executable, proc.execArgv, PROCESS_WORKER_FILE, hostIsSame), ...proc.args];
+    this.child = runtimes.runtime(proc.runtime);
+    this.executable = resolveExecutable(proc);
     // V8's serializer between two Node processes; JSON with codec bytes otherwise (ipc-message.js).
-    this.serialization = runtimes.ipcBetween(child);
+    this.serialization = runtimes.ipcBetween(this.child);
     // The worker checks each task's function text against the host's, which
     // only means something when both runtimes print functions alike.
-    this.sameSourceText = child.sourceText === runtimes.host.sourceText;
+    this.sameSourceText = this.child.sourceText === runtimes.host.sourceText;
+    // The permission option (permission.js) gives each worker process its
+    // runtime's flags; the host's own permission flags are then not copied.
+    this.permission = worker.permission === undefined ? null : worker.permission;
+    this.restricted = this.permission !== null && !this.permission.unrestricted;
+    let execArgv = proc.execArgv !== undefined ? proc.execArgv : this.child.defaultExecArgv(this.child === runtimes.host);
+    if (this.restricted && proc.execArgv === undefined) execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
+    this.prefix = proc.commandPrefix;
+    this.execArgv = execArgv;
+    this.args = proc.args;
+    this.command = null; // built at the first spawn, once the task modules are known
     this.env = proc.env !== undefined ? proc.env : process.env;
     this.sharedMemory = proc.sharedMemory;
     this.memory = null;
@@ -186,13 +195,20 @@ class ProcessRuntime {
       // reopens the host's descriptor by its /proc path.
       region = { name: name !== null ? name : this.memory.procPath };
     }
+    if (this.command === null) {
+      const hrefs = [...workerData.tasks.map((t) => t.href), workerData.bootstrap ? workerData.bootstrap.href : undefined];
+      const transport = { read: transportReads(native[Symbol.for("knitting-native.addonFile")], hrefs) };
+      const flags = permissionFlags(this.permission, this.child.name, transport);
+      this.command = [...this.prefix, ...this.child.workerCommand(this.executable, [...flags, ...this.execArgv], PROCESS_WORKER_FILE), ...this.args];
+    }
     const [file, ...args] = this.command;
     const child = spawn(file, args, { stdio, env: this.env, serialization: this.serialization });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
     const tasks = this.sameSourceText ? workerData.tasks : workerData.tasks.map((entry) => ({ ...entry, source: null }));
-    const setup = { ...workerData, tasks, control: undefined, payload: undefined, region, ...this.layout };
+    const consoleOn = this.permission === null || this.permission.console;
+    const setup = { ...workerData, tasks, control: undefined, payload: undefined, region, ...this.layout, console: consoleOn };
     // A child that could not start has nothing to send to (Deno gives it no
     // send()): its "error" reports why.
     if (child.pid === undefined) return handle;

@@ -27,8 +27,25 @@ function send(message) {
   process.send(pack(message, serialization), undefined, undefined, () => {});
 }
 
+/**
+ * A start-up error from the permission option (permission.js): Node's
+ * message names neither the file nor the option, so this one does.
+ */
+function explainDenied(message) {
+  const err = message.error;
+  if (message.type !== "init-error" || err === null || typeof err !== "object" || err.code !== "ERR_ACCESS_DENIED") return message;
+  const what = err.permission === "FileSystemRead" ? "read" : err.permission === "FileSystemWrite" ? "write" : err.permission;
+  const explained = new Error(
+    `knitting-native: a worker process could not start: its permission policy denies ${what} of ${err.resource || "a resource"} ` +
+      `(Node's ${err.code}). A task module's own imports and the files it reads while loading must be inside permission.read.`,
+    { cause: err },
+  );
+  return { ...message, error: explained, code: "ERR_ACCESS_DENIED" };
+}
+
 /** Sends a start-up message; an unclonable error still reaches the host. */
 function report(message) {
+  message = explainDenied(message);
   try {
     send(message);
   } catch {
@@ -42,6 +59,8 @@ let shmName = null;
 
 function start(setup) {
   const { region, controlBytes, payloadOffset, payloadBytes } = setup;
+  // permission.console false: before any task module loads.
+  if (setup.console === false) require("./exit-guard.js").muteConsole();
   const length = payloadOffset + payloadBytes;
   if (region.name !== undefined && !region.name.startsWith("/proc/")) shmName = region.name;
   let memory;

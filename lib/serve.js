@@ -2,8 +2,8 @@
 // A pool worker's serve loop, the same for worker threads (worker.js) and
 // worker processes (process-worker.js): import the task modules, then serve
 // calls until the host ends the worker, from the worker's private lane
-// (src/memory/lane.rs) or by claiming them from the pool's shared submit
-// region (src/memory/steal.rs). Threads and processes differ only in how
+// (lib/lane.js) or by claiming them from the pool's shared submit region
+// (lib/steal.js). Threads and processes differ only in how
 // they sleep, wake a sleeper and report start-up.
 
 const native = require("./native.js");
@@ -46,7 +46,7 @@ const DEFAULT_SPIN_MICROS = 50;
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
  * `{ type: "init-error", error }`.
  */
-function serveLane(setup, { sleep, wakeWord, report, shared }) {
+function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
@@ -84,7 +84,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
     if (typeof fn !== "function") {
       throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
     }
-    // The context knitting gives its bootstrap; workers here always run on Node.
+    // The context knitting gives its bootstrap.
     await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: runtimeName }));
   }
 
@@ -299,7 +299,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared }) {
 
   runBootstrap().then(loadTasks).then(
     (loaded) => {
-      table = loaded;
+      // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
+      table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
       report({ type: "ready" });
       port.serve();
     },

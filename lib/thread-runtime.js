@@ -17,6 +17,9 @@ class ThreadRuntime {
       throw err;
     }
     this.threadOptions = runtimes.host.threadOptions(worker.resourceLimits);
+    // What exit-guard.js enforces in each worker under the permission option.
+    const policy = worker.permission === undefined ? null : worker.permission;
+    this.guard = { exit: policy !== null && !policy.unrestricted, console: policy === null || policy.console };
   }
 
   /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */
@@ -37,7 +40,7 @@ class ThreadRuntime {
   spawn(workerData) {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
-    return new Worker(WORKER_FILE, { ...this.threadOptions, workerData, transferList });
+    return new Worker(WORKER_FILE, { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList });
   }
 
   close() {}

@@ -6,9 +6,13 @@ const { workerData, parentPort } = require("node:worker_threads");
 const { serveLane } = require("./serve.js");
 const { markPoolWorker } = require("./worker-context.js");
 const { WorkerSharedRefs } = require("./shared-refs.js");
+const { installExitGuard, wrap, muteConsole } = require("./exit-guard.js");
 
 // Before any task module loads: what this worker starts is below a pool worker.
 markPoolWorker();
+// Before any task module loads too: task code may not end the shared process.
+installExitGuard(workerData.guard);
+if (!workerData.guard.console) muteConsole();
 
 const i32 = new Int32Array(workerData.control);
 
@@ -46,4 +50,5 @@ serveLane(workerData, {
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
   shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
   report,
+  wrapTask: wrap,
 });

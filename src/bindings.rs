@@ -4,7 +4,7 @@
 //! Memory: on Node 20 only JS can allocate a `SharedArrayBuffer`, and only a
 //! SharedArrayBuffer gives every isolate working `Atomics.wait/notify` (an
 //! external ArrayBuffer over Rust memory is not shared, so `Atomics.wait`
-//! throws on it; `../shared/design/transport-measurements.md`). So JS
+//! throws on it: measured on Node 20 and 24, 2 vCPUs, 2026-11). So JS
 //! allocates a buffer of exactly `layout().regionBytes(lanes)` bytes, Rust
 //! formats it (`formatControlRegion`) and every isolate that uses it from
 //! Rust passes a `Uint8Array` view over it; Rust keeps a reference to that
@@ -266,7 +266,7 @@ pub struct Layout {
     pub slot_word_started: u32,
     pub slot_word_owner: u32,
     pub max_abort_slots: u32,
-    /// Steal sections (`memory/steal.rs`): word indices from the section
+    /// Steal sections (protocol in `lib/steal.js`): word indices from the section
     /// start, byte offsets of the done lines, limits.
     pub steal_word_pending: u32,
     pub steal_word_sleepers: u32,

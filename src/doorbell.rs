@@ -1,20 +1,23 @@
 //! The doorbell: how a worker wakes an idle host without a syscall per call.
 //!
 //! Three words on their own cache line of the control region (`layout.rs`):
-//! - `COUNTER`: every worker adds 1 after publishing responses (lane step 5).
+//! - `COUNTER`: every worker adds 1 after publishing responses (`flush` in
+//!   `lib/lane.js` and `lib/steal.js`).
 //! - `ARMED`: the host stores 1 when it has calls in flight and nothing left
 //!   to drain; the waiter thread clears it when it rings the host.
 //! - `STOP`: set once, when the pool shuts down.
 //!
-//! Worker, after `Atomics.store(RES)`: `Atomics.add(COUNTER, 1)`, then
-//! `if (Atomics.load(ARMED)) bell.ring()`. Only a worker that finds the host
-//! armed crosses into Rust and makes the `FUTEX_WAKE` syscall; while the host
-//! is busy draining, publishing costs two atomics and nothing else.
+//! Worker, after publishing (a lane's `Atomics.store(RES)`; a steal worker's
+//! DONE stores and `Atomics.add(DONE_SEQ, 1)`): `Atomics.add(COUNTER, 1)`,
+//! then `if (Atomics.load(ARMED)) bell.ring()`. Only a worker that finds the
+//! host armed crosses into Rust and makes the `FUTEX_WAKE` syscall; while the
+//! host is busy draining, publishing costs two atomics and nothing else.
 //!
-//! Host, going idle: it read `c0 = COUNTER` *before* scanning the lanes, so
-//! every publication counted up to `c0` has been seen. It stores `ARMED = 1`,
-//! then loads `COUNTER` again: if it moved past `c0`, something was published
-//! in between, so it disarms and drains at once instead of waiting. Host
+//! Host, going idle (`drain` in `lib/pool.js`): it read `c0 = COUNTER`
+//! *before* scanning the workers' answers, so every publication counted up
+//! to `c0` has been seen. It stores `ARMED = 1`, then loads `COUNTER` again:
+//! if it moved past `c0`, something was published in between, so it disarms
+//! and drains at once instead of waiting. Host
 //! (store ARMED, load COUNTER) and worker (add COUNTER, load ARMED) are both
 //! sequentially consistent, so at least one sees the other: either the host's
 //! re-check sees the new count, or the worker sees `ARMED` and rings. A

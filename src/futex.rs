@@ -12,7 +12,7 @@
 //!
 //! JS cannot help here: V8 sees such a mapping as an external, non-shared
 //! ArrayBuffer, on which `Atomics.wait` throws and `Atomics.notify` wakes
-//! nobody (`../shared/design/transport-measurements.md`). So every wait and
+//! nobody (measured on Node 20 and 24, 2 vCPUs, 2026-11). So every wait and
 //! wake on a cross-process word goes through this file.
 
 use std::sync::atomic::AtomicU32;

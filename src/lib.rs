@@ -2,8 +2,10 @@
 //! Node.js. Rust owns the layout and lifetime of the shared memory, the
 //! waiting and the waking; user code runs in JS workers.
 //!
-//! - `memory/`: the control region's layout, the lane and steal protocols,
-//!   the payload arena, the registry of held regions.
+//! - `memory/`: the control region's layout, the formatting of its steal
+//!   section, the payload arena, the registry of held regions. The lane and
+//!   steal protocols that run in that region are JavaScript (`lib/lane.js`,
+//!   `lib/steal.js`), checked by the model checker in `__test__/model/`.
 //! - `doorbell.rs`: how workers wake an idle host.
 //! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
 //! - `futex.rs`: waiting and waking in the scope the memory needs (private
@@ -12,6 +14,8 @@
 //! - `spin.rs`: bounded spinning that yields the CPU.
 //! - `task_id.rs`: `stableTaskID`.
 //! - `bindings.rs`: what JS calls.
+//! - `model.rs` (test-only): an exhaustive interleaving model of the
+//!   doorbell.
 
 #![deny(clippy::undocumented_unsafe_blocks, unsafe_op_in_unsafe_fn)]
 
@@ -21,8 +25,6 @@ pub mod futex;
 pub mod memory;
 #[cfg(test)]
 mod model;
-#[cfg(test)]
-mod model_steal;
 #[cfg(target_os = "linux")]
 pub mod process;
 pub mod spin;

@@ -34,15 +34,16 @@ pub fn to_int32(value: f64) -> i32 {
 mod tests {
     use super::*;
 
-    /// Reads `../shared/vectors/stable-task-id.json` without a JSON crate: the
+    /// Reads the project's copy of the stable task id vectors
+    /// (`__test__/fixtures/stable-task-id.json`) without a JSON crate: the
     /// file is a flat list of `{"href": "...", "at": N, "id": N}` objects with
     /// plain ASCII hrefs.
     fn vectors() -> Vec<(String, i64, u32)> {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/vectors/stable-task-id.json"
+            "/__test__/fixtures/stable-task-id.json"
         );
-        let text = std::fs::read_to_string(path).expect("shared vectors beside the project");
+        let text = std::fs::read_to_string(path).expect("the vectors in the test fixtures");
         let mut out = Vec::new();
         for chunk in text.split("{\"href\": ").skip(1) {
             let href_end = chunk[1..].find('"').expect("closing quote") + 1;

@@ -24,6 +24,7 @@
 
 import { createRequire } from "node:module";
 import { effect, localEffect, snapshot, restore, baseOf, step, ModelViolation } from "./checker.mjs";
+import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
 const lane = require("../../lib/lane.js");
@@ -129,30 +130,16 @@ export class LaneModel {
   hostOps() {
     const h = this.host;
     const g = this.ghost;
-    const pumpAndFlush = () => {
-      while (localEffect(() => g.next < g.submitted)) {
-        if (!h.accepts()) break;
-        const slot = h.freeSlot();
-        if (slot < 0) break;
-        const c = localEffect(() => {
-          const bit = 1 << slot;
-          if (((REAL_LOAD(this.mem, h.req) ^ REAL_LOAD(this.mem, h.res)) & bit) !== 0) throw new ModelViolation(`host writes slot ${slot}, which the worker holds`);
-          if (g.cells[slot] !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${g.cells[slot].c}`);
-          g.cells[slot] = { k: "q", c: g.next };
-          g.calls[g.next] = "pub";
-          return g.next++;
-        });
-        h.publish(slot, c);
-      }
-      h.flush();
-    };
+    const pump = () =>
+      pumpAndFlush(g, h, () => (h.accepts() ? h.freeSlot() : -1), (slot, c) => {
+        if (((REAL_LOAD(this.mem, h.req) ^ REAL_LOAD(this.mem, h.res)) & (1 << slot)) !== 0) throw new ModelViolation(`host writes slot ${slot}, which the worker holds`);
+        if (g.cells[slot] !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${g.cells[slot].c}`);
+        g.calls[c] = "pub";
+      });
     return {
       burst: () => {
-        localEffect(() => {
-          g.submitted += this.c.bursts[g.burst];
-          g.burst++;
-        });
-        pumpAndFlush();
+        callerBurst(g, this.c.bursts);
+        pump();
       },
       drain: () => {
         let finished = h.takeFinished();
@@ -167,7 +154,7 @@ export class LaneModel {
             g.cells[slot] = null;
           });
         }
-        pumpAndFlush();
+        pump();
       },
     };
   }

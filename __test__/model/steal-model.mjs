@@ -35,6 +35,7 @@
 
 import { createRequire } from "node:module";
 import { effect, localEffect, choose, snapshot, restore, baseOf, step, STUCK, ModelViolation } from "./checker.mjs";
+import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
 const { L } = require("../../lib/lane.js");
@@ -288,41 +289,24 @@ export class StealModel {
   hostOps() {
     const h = this.host;
     const g = this.ghost;
-    // pool.js pump() and place(): queued calls into free slots, each request
-    // written, its slot joining the burst; then the microtask's flush. What
-    // this code reads of the ghost goes through effects too (replayed steps
-    // must see what they saw the first time).
-    const pumpAndFlush = () => {
-      while (localEffect(() => g.next < g.submitted)) {
-        const slot = h.freeSlot();
-        if (slot < 0) break;
-        // A slot the host holds and has not published: writing it is local.
-        const c = localEffect(() => {
-          const cell = g.cells[slot];
-          if (cell !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${cell.c} (${g.calls[cell.c].st})`);
-          const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
-          if (owner === 0) throw new ModelViolation(`host writes slot ${slot} while it is claimable`);
-          g.cells[slot] = { k: "q", c: g.next };
-          g.calls[g.next].st = "pub";
-          return g.next++;
-        });
-        h.publish(slot, c);
-      }
-      h.flush();
-    };
+    const pump = () =>
+      pumpAndFlush(g, h, () => h.freeSlot(), (slot, c) => {
+        const cell = g.cells[slot];
+        if (cell !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${cell.c} (${g.calls[cell.c].st})`);
+        const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
+        if (owner === 0) throw new ModelViolation(`host writes slot ${slot} while it is claimable`);
+        g.calls[c].st = "pub";
+      });
     return {
       // The caller's synchronous code makes the next burst of calls.
       burst: () => {
-        localEffect(() => {
-          g.submitted += this.c.bursts[g.burst];
-          g.burst++;
-        });
-        pumpAndFlush();
+        callerBurst(g, this.c.bursts);
+        pump();
       },
       // A doorbell ring or a poll: settle the answers, refill, publish.
       drain: () => {
         for (let w = 0; w < this.c.workers; w++) h.takeDone(w, (index) => this.settle(index));
-        pumpAndFlush();
+        pump();
       },
       takeBack: (w) => {
         const { held } = h.takeBack(w, (index) => this.settle(index));
@@ -336,7 +320,7 @@ export class StealModel {
             g.cells[index] = null;
           });
         }
-        pumpAndFlush();
+        pump();
         effect(`worker ${w} taken back`, () => {
           // 2: gone for good; 3: replaced (the replacement does not die).
           g.died[w] = this.c.respawn ? 3 : 2;

@@ -8,8 +8,10 @@
 // Jobs (job.kind):
 //   random   job.row of RANDOM_POOLS: warm up, then the random-load workload
 //   scaling  job.row of SCALING_CONFIGS: warm up, then tiny calls
-import { RANDOM_POOLS, SCALING_CONFIGS, LoadError, createKnitting, createPiscina, checkTopology } from "./sched-pools.mjs";
-import { tinyCalls, randomPlan, randomLoad, foreignLoad } from "./workloads.mjs";
+//   cpu      job.row of CPU_POOLS: warm up, then cfg.reps bursts of cfg.calls
+//            work() calls, all submitted at once, in this one process
+import { RANDOM_POOLS, SCALING_CONFIGS, CPU_POOLS, LoadError, createKnitting, createPeer, checkTopology } from "./sched-pools.mjs";
+import { tinyCalls, randomPlan, randomLoad, foreignLoad, cpuBound, threadCpu } from "./workloads.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -20,8 +22,46 @@ function planIters(cfg, seed, calls) {
   return Array.from(plan.us, (us) => Math.round(us * cfg.itersPerUs));
 }
 
+/**
+ * The cpu-bound bursts: per rep, the wall time, the time work() measured
+ * inside the tasks, and the CPU time of the main thread (the host) and of
+ * all other threads (the workers, plus V8's helper threads) meanwhile,
+ * pushed onto `reps` as they finish (a failing rep keeps the earlier ones).
+ */
+async function cpuReps(pool, cfg, reps, phase, note, log) {
+  let workUs = 0;
+  // cpuBound checks that call i returns i; work() returns [i, µs].
+  const run = (i, iters) => pool.work(i, iters).then((r) => {
+    if (!Array.isArray(r) || !(r[1] >= 0)) return r;
+    workUs += r[1];
+    return r[0];
+  });
+  phase("warmup");
+  note(await cpuBound(run, cfg.warmupCalls, cfg.iters), "warm-up (cpu-bound)");
+  for (let rep = 1; rep <= cfg.reps; rep++) {
+    gc();
+    phase(`cpu-bound rep ${rep}/${cfg.reps}`);
+    workUs = 0;
+    const t0 = threadCpu();
+    const fl = foreignLoad();
+    const c = note(await cpuBound(run, cfg.calls, cfg.iters), `cpu-bound rep ${rep}`);
+    const noise = fl.stop();
+    const t1 = threadCpu();
+    let hostMs = null;
+    let threadsMs = null;
+    if (t0 && t1) {
+      hostMs = t1.get(process.pid) - t0.get(process.pid);
+      threadsMs = 0;
+      for (const [tid, ms] of t1) if (tid !== process.pid) threadsMs += ms - (t0.get(tid) ?? 0);
+    }
+    reps.push({ wallMs: c.makespanMs, workMs: workUs / 1000, hostMs, threadsMs, foreignCores: noise?.foreignCores ?? null });
+    log(`cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of work measured in the tasks` +
+      (threadsMs === null ? "" : `; CPU: host ${hostMs} ms, other threads ${threadsMs} ms`));
+  }
+}
+
 async function runJob(job, phase) {
-  const rows = job.kind === "random" ? RANDOM_POOLS : SCALING_CONFIGS;
+  const rows = job.kind === "random" ? RANDOM_POOLS : job.kind === "cpu" ? CPU_POOLS : SCALING_CONFIGS;
   const row = rows.find((r) => r.key === job.row);
   const cfg = job.cfg;
   const name = `${row.label} x${job.threads}`;
@@ -31,7 +71,7 @@ async function runJob(job, phase) {
   phase("load");
   let pool;
   try {
-    pool = row.peer ? await createPiscina(job.threads) : await createKnitting(job.threads, row.options);
+    pool = row.peer ? await createPeer(row, job.threads) : await createKnitting(job.threads, row.options);
   } catch (err) {
     fail(err instanceof LoadError ? "unavailable" : "error", `failed to start: ${firstLines(err.message, 4)}`);
     return result;
@@ -47,7 +87,10 @@ async function runJob(job, phase) {
   }
 
   try {
-    if (job.kind === "random") {
+    if (job.kind === "cpu") {
+      result.cpu = [];
+      await cpuReps(pool, cfg, result.cpu, phase, note, log);
+    } else if (job.kind === "random") {
       phase("warmup");
       // Another seed: the same mix of short and long calls, not the measured sequence.
       note(await randomLoad(pool.work, planIters(cfg, cfg.seed + 1, cfg.warmupCalls), cfg.window), "warm-up (random load)");

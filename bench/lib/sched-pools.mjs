@@ -1,5 +1,5 @@
-// The pools of the two scheduling workloads of `node bench/run.mjs`
-// (random-load and dispatcher-scaling): which options each row passes to
+// The pools of the scheduling workloads of `node bench/run.mjs`
+// (random-load, dispatcher-scaling and cpu-bound): which options each row passes to
 // createPool, and the topology the pool must end up with. Shared by the
 // parent (bench/lib/sched.mjs) and its children (bench/lib/sched-child.mjs).
 import { existsSync } from "node:fs";
@@ -36,6 +36,21 @@ export const SCALING_CONFIGS = [
   { key: "narrow", label: "default, stallFreeLoops 32 (narrow)", options: { host: { stallFreeLoops: 32 } }, steal: (t) => t >= 2 },
   { key: "wide", label: "default, stallFreeLoops 1024 (wide)", options: { host: { stallFreeLoops: 1024 } }, steal: (t) => t >= 2 },
 ];
+
+/**
+ * cpu-bound rows; `peer` names the other pool a row runs (createPeer).
+ */
+export const CPU_POOLS = [
+  { key: "steal", label: "knitting-native, stealing (default)", options: {}, steal: () => true },
+  { key: "noSteal", label: "knitting-native, host: { steal: false }", options: { host: { steal: false } }, steal: () => false },
+  { key: "piscina", label: "piscina", peer: "piscina" },
+  { key: "raw", label: "raw postMessage", peer: "raw" },
+];
+
+/** The pool of a row with `peer` (true or "piscina": piscina; "raw": raw postMessage). */
+export function createPeer(row, threads) {
+  return row.peer === "raw" ? createRaw(threads) : createPiscina(threads);
+}
 
 /**
  * A knitting-native pool with `options`: { add(a, b), work(i, iters),
@@ -88,6 +103,19 @@ export async function createPiscina(threads) {
     work: (i, iters) => pool.run([i, iters], work),
     topology: null,
     close: () => pool.destroy(),
+  };
+}
+
+/** The raw worker_threads + postMessage pool (bench/peers/raw-postmessage.mjs). */
+export async function createRaw(threads) {
+  const { createRawPool } = await import("../peers/raw-postmessage.mjs");
+  const pool = createRawPool({ threads });
+  await pool.ready;
+  return {
+    add: (a, b) => pool.add(a, b),
+    work: (i, iters) => pool.work(i, iters),
+    topology: null,
+    close: () => pool.shutdown(),
   };
 }
 

@@ -6,22 +6,28 @@
 //   random-load         skewed task durations (a few long calls among many
 //                       short ones), a bounded window in flight: makespan
 //                       against the ideal, and per-call latency
+//   random-load-loaded  the same while a busy loop in another process keeps
+//                       one core occupied (bench/lib/hog.mjs)
 //   dispatcher-scaling  tiny-call throughput over thread counts, for each way
 //                       of placing calls and of waiting for answers
+//   cpu-bound           bursts of ~1 ms calls, all submitted at once, several
+//                       bursts in one process per pool: overhead over the
+//                       ideal per burst, and the CPU the threads used for it
 import { fileURLToPath } from "node:url";
-import { median, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./stats.mjs";
+import { median, max, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./stats.mjs";
 import { superviseChild } from "./supervise.mjs";
 import { addTarget, formatTargets } from "./targets.mjs";
 import { randomPlan } from "./workloads.mjs";
 import { calibrateWork } from "./busy.mjs";
-import { RANDOM_POOLS, SCALING_CONFIGS } from "./sched-pools.mjs";
+import { startHog } from "./hog.mjs";
+import { RANDOM_POOLS, SCALING_CONFIGS, CPU_POOLS } from "./sched-pools.mjs";
 
-export const SCHED_WORKLOADS = ["random-load", "dispatcher-scaling"];
+export const SCHED_WORKLOADS = ["random-load", "random-load-loaded", "dispatcher-scaling", "cpu-bound"];
 
 const CHILD = fileURLToPath(new URL("./sched-child.mjs", import.meta.url));
 
 /**
- * Sizes of both workloads from the command line's options (`o`, see
+ * Sizes of the workloads from the command line's options (`o`, see
  * bench/run.mjs's usage text); undefined values take the defaults.
  * The defaults keep `npm run bench` under ~6 minutes on the 2-vCPU VM, with
  * other processes using 1.2-1.5 of its 2 cores: the main table alone took
@@ -54,6 +60,17 @@ export function schedConfig(o) {
       calls: scalingCalls,
       window: o.window,
       warmupCalls: Math.min(scalingCalls, 5_000),
+    },
+    // One process per pool (not per rep): a pool that degrades after its
+    // first burst must show it, as one run of 2 x 2,000 x 1 ms calls
+    // repeated 5 times did (1.55-1.95 s from the second burst on).
+    cpu: {
+      threads: o.threads,
+      calls: o.cpuCalls ?? (quick ? 400 : 2_000),
+      reps: o.cpuReps ?? (quick ? 2 : 5),
+      callUs: 1_000,
+      warmupCalls: 100,
+      iters: undefined, // callUs at the calibrated speed, set when the workload runs
     },
   };
 }
@@ -127,7 +144,10 @@ export function idealQueue(us, threads, window) {
   return { makespanMs: last / 1000, p50, p99 };
 }
 
-async function randomLoad(cfg, sc) {
+/** random-load, or with `loaded` random-load-loaded: the same beside a busy loop. */
+async function randomLoad(cfg, sc, loaded = false) {
+  const name = loaded ? "random-load-loaded" : "random-load";
+  // Calibrated before the busy loop starts: the durations are the same in both.
   const rc = { ...cfg.random, itersPerUs: calibrateWork() };
   const plan = randomPlan({ calls: rc.calls, seed: rc.seed, shortUs: rc.shortUs, longUs: rc.longUs, longFraction: rc.longFraction });
   let totalUs = 0;
@@ -135,14 +155,20 @@ async function randomLoad(cfg, sc) {
   const idealMs = totalUs / 1000 / rc.threads;
   const perfect = idealQueue(plan.us, rc.threads, rc.window);
   process.stderr.write(
-    `bench: random-load: ${fmtInt(rc.calls)} calls (${plan.long} of ${fmtUs(rc.longUs / 1000)} ms, the rest ${rc.shortUs} µs), ` +
+    `bench: ${name}: ${fmtInt(rc.calls)} calls (${plan.long} of ${fmtUs(rc.longUs / 1000)} ms, the rest ${rc.shortUs} µs), ` +
       `${rc.window} in flight, ${rc.threads} threads; work() runs ${rc.itersPerUs.toFixed(1)} rounds/µs here\n`,
   );
   const jobs = RANDOM_POOLS.map((row) => ({
-    id: row.key, workload: "random-load", label: row.label, threads: rc.threads,
+    id: row.key, workload: name, label: row.label, threads: rc.threads,
     job: { kind: "random", row: row.key, threads: rc.threads, cfg: rc },
   }));
-  const runs = await runJobs(jobs, cfg.reps, sc);
+  const hog = loaded ? startHog() : null;
+  let runs;
+  try {
+    runs = await runJobs(jobs, cfg.reps, sc);
+  } finally {
+    await hog?.stop();
+  }
 
   const summary = {};
   for (const row of RANDOM_POOLS) {
@@ -187,15 +213,16 @@ async function randomLoad(cfg, sc) {
   }
 
   const targets = [];
-  addTarget(targets, "random-load p99: stealing >= 2x better than roundRobin", rr.p99 / steal.p99, 2, ">=",
+  addTarget(targets, `${name} p99: stealing >= 2x better than roundRobin`, rr.p99 / steal.p99, 2, ">=",
     `${fmtUs(steal.p99)} vs ${fmtUs(rr.p99)} µs`);
-  addTarget(targets, "random-load makespan: stealing <= 1.10 x ideal", steal.makespanMs / idealMs, 1.1, "<=",
+  addTarget(targets, `${name} makespan: stealing <= 1.10 x ideal`, steal.makespanMs / idealMs, 1.1, "<=",
     `${Number.isFinite(steal.makespanMs) ? steal.makespanMs.toFixed(1) : "-"} vs ${idealMs.toFixed(1)} ms`);
 
   const out = [];
-  out.push(`random-load: ${fmtInt(rc.calls)} calls, ${rc.window} in flight (sliding window), ${rc.threads} threads; ` +
+  out.push(`${name}: ${fmtInt(rc.calls)} calls, ${rc.window} in flight (sliding window), ${rc.threads} threads; ` +
     `durations from seed ${rc.seed}: ${plan.long} calls of ${rc.longUs / 1000} ms, ${rc.calls - plan.long} of ${rc.shortUs} µs, ` +
     "the same sequence for every pool");
+  if (loaded) out.push("  LOADED: a busy loop in another process (node -e) kept one core occupied for all of this workload's reps");
   out.push(`  the task runs work(i, rounds): a fixed loop calibrated here at ${rc.itersPerUs.toFixed(1)} rounds/µs ` +
     "(fastest of 30 runs, i.e. on an undisturbed core); the same body in every pool");
   out.push(`  ideal makespan = total work / threads = ${(totalUs / 1000).toFixed(1)} ms / ${rc.threads} = ${idealMs.toFixed(1)} ms; ` +
@@ -217,7 +244,7 @@ async function randomLoad(cfg, sc) {
     }
   }
   out.push("");
-  out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (random-load, knitting-native stealing):" : l)));
+  out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? `targets (${name}, knitting-native stealing):` : l)));
   return {
     lines: out,
     json: { config: rc, idealMs, totalWorkMs: totalUs / 1000, longCalls: plan.long, oneQueue: perfect, results: summary, targets },
@@ -296,6 +323,98 @@ async function dispatcherScaling(cfg, sc) {
   };
 }
 
+// ---- cpu-bound ---------------------------------------------------------------------
+
+const pct = (v) => (Number.isFinite(v) ? `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)}%` : "-");
+const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : "-");
+
+async function cpuBoundLoad(cfg, sc) {
+  const itersPerUs = calibrateWork();
+  const cc = { ...cfg.cpu, iters: Math.round(cfg.cpu.callUs * itersPerUs) };
+  const workMs = (cc.calls * cc.callUs) / 1000;
+  const idealMs = workMs / cc.threads;
+  process.stderr.write(`bench: cpu-bound: ${cc.reps} x ${fmtInt(cc.calls)} calls of ${cc.callUs / 1000} ms, ` +
+    `${cc.threads} threads, one process per pool; work() runs ${itersPerUs.toFixed(1)} rounds/µs here\n`);
+  const jobs = CPU_POOLS.map((row) => ({
+    id: row.key, workload: "cpu-bound", label: row.label, threads: cc.threads,
+    job: { kind: "cpu", row: row.key, threads: cc.threads, cfg: cc },
+  }));
+  const runs = await runJobs(jobs, 1, sc);
+
+  const summary = {};
+  const rows = [];
+  const notes = [];
+  for (const row of CPU_POOLS) {
+    const r = runs.get(row.key)[0];
+    const reps = r.cpu ?? [];
+    const over = reps.map((x) => (x.wallMs - idealMs) / idealMs);
+    const worst = reps.length ? over.indexOf(max(over)) : -1;
+    const s = {
+      key: row.key, label: row.label, ...health([r]), reps, overhead: over,
+      overheadMedian: median(over), overheadWorst: over[worst] ?? NaN, worstRep: worst + 1,
+      wallWorstMs: reps[worst]?.wallMs ?? NaN,
+    };
+    summary[row.key] = s;
+    notes.push(...noteOf(row.label, s));
+    if (!reps.length) {
+      rows.push([row.label, s.status === "unavailable" ? "NOT AVAILABLE" : "FAILED", "-", "-", "-", "-", "-", "-"]);
+      continue;
+    }
+    const pick = (f) => median(reps.map(f).filter(Number.isFinite));
+    const label = row.label + (s.mismatches > 0 ? " (WRONG RESULTS)" : s.status !== "ok" ? " (FAILED)" : "");
+    rows.push([
+      label, ms(pick((x) => x.wallMs)), pct(s.overheadMedian), `${pct(s.overheadWorst)} (rep ${s.worstRep})`,
+      ms(pick((x) => x.workMs)), ms(pick((x) => x.hostMs)),
+      `${ms(pick((x) => x.threadsMs))} / ${ms(max(reps.map((x) => x.threadsMs ?? NaN)))}`,
+      Number.isFinite(pick((x) => x.foreignCores)) ? pick((x) => x.foreignCores).toFixed(2) : "-",
+    ]);
+  }
+  const header = [[
+    "pool", "wall ms", "overhead median", "overhead worst", "work in tasks ms", "host CPU ms",
+    "other threads CPU ms (median / worst)", "other load (cores)",
+  ]];
+
+  const steal = summary.steal;
+  const pisc = summary.piscina;
+  const targets = [];
+  addTarget(targets, "cpu-bound: stealing, worst rep <= 15% over ideal", steal.overheadWorst, 0.15, "<=",
+    `${ms(steal.wallWorstMs)} vs ${ms(idealMs)} ms`, pct);
+  addTarget(targets, "cpu-bound: stealing's worst rep <= piscina's", steal.wallWorstMs / pisc.wallWorstMs, 1, "<=",
+    `${ms(steal.wallWorstMs)} vs ${ms(pisc.wallWorstMs)} ms`);
+
+  const out = [];
+  out.push(`cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), each burst submitted at once ` +
+    `and awaited, ${cc.threads} threads; all bursts of a pool in one process (after ${cc.warmupCalls} warm-up calls)`);
+  out.push(`  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ${itersPerUs.toFixed(1)} ` +
+    `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ${ms(idealMs)} ms per burst; ` +
+    "overhead = (wall - ideal) / ideal");
+  out.push(`  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no other thread took the cores); ` +
+    "host CPU = the main thread's CPU time during the burst; other threads = every other thread of the pool's process" +
+    ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when they spin (/proc/self/task/*/stat, 10 ms ticks)`);
+  out.push("");
+  out.push(renderTable(header, rows));
+  for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
+  // Other processes' load decides most of a burst's overhead on a shared
+  // machine: shown per burst, so a slow burst on an idle machine stands out.
+  const cores = (v) => (Number.isFinite(v) ? v.toFixed(2) : "-");
+  out.push("per-rep overhead / wall ms / host CPU ms / other threads CPU ms / other load (cores):");
+  for (const row of CPU_POOLS) {
+    const s = summary[row.key];
+    if (!s.reps.length) continue;
+    const list = (f) => `[${s.reps.map(f).join(", ")}]`;
+    out.push(`  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
+      `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ${list((x) => cores(x.foreignCores ?? NaN))}`);
+  }
+  out.push("");
+  out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (cpu-bound, knitting-native stealing):" : l)));
+  return {
+    lines: out,
+    json: { config: cc, idealMs, results: summary, targets },
+    failed: Object.values(summary).filter((s) => s.status === "error").map((s) => s.label),
+    wrong: Object.values(summary).filter((s) => s.mismatches > 0).map((s) => `${s.label} (${s.mismatches} mismatches)`),
+  };
+}
+
 /**
  * Runs the scheduling workloads named in `which` (of SCHED_WORKLOADS) with
  * `cfg` from schedConfig(); returns { lines, json, failed, wrong }.
@@ -306,7 +425,13 @@ export async function runScheduling(which, cfg) {
   const json = {};
   const failed = [];
   const wrong = [];
-  for (const [name, run] of [["random-load", randomLoad], ["dispatcher-scaling", dispatcherScaling]]) {
+  const all = [
+    ["random-load", randomLoad],
+    ["random-load-loaded", (c, s) => randomLoad(c, s, true)],
+    ["dispatcher-scaling", dispatcherScaling],
+    ["cpu-bound", cpuBoundLoad],
+  ];
+  for (const [name, run] of all) {
     if (!which.includes(name)) continue;
     const r = await run(cfg, sc);
     lines.push("", ...r.lines);

@@ -1,6 +1,6 @@
 // Workloads shared by the benchmark driver (bench/run.mjs) and the --report
 // run (bench/report.mjs). Each one checks every result it gets back.
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { percentiles } from "./stats.mjs";
 
 const hrtime = process.hrtime.bigint;
@@ -306,4 +306,31 @@ export function foreignLoad() {
       return { foreignCores: Math.max(0, machine - own), machineCores: machine, ownCores: own, stealCores: (s1.steal - s0.steal) / tick / wallS };
     },
   };
+}
+
+/**
+ * CPU time each thread of this process has used so far (Linux only; null
+ * elsewhere): Map tid -> ms, from utime + stime of /proc/self/task/<tid>/stat
+ * (10 ms ticks). Node 20 names every thread "node", so a caller tells the
+ * main thread (tid = process.pid) from the rest, not workers from V8's own.
+ */
+export function threadCpu() {
+  let tids;
+  try {
+    tids = readdirSync("/proc/self/task");
+  } catch {
+    return null;
+  }
+  const out = new Map();
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      // Fields after "(name) ": state is [0], utime [11], stime [12].
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) * 10);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
 }

@@ -2,9 +2,11 @@
 // add:  {id, a, b}  -> {id, r: a + b}
 // echo: {id, v}     -> {id, r: v}
 // spin: {id, i, ms} -> {id, r: i} after busy-spinning ms milliseconds (--report)
+// work: {id, i, iters} -> {id, r: [i, µs]} after iters rounds of CPU work (cpu-bound)
 import { parentPort } from "node:worker_threads";
-import { busy } from "../lib/busy.mjs";
+import { busy, work } from "../lib/busy.mjs";
 
 parentPort.on("message", (m) => {
-  parentPort.postMessage({ id: m.id, r: m.a !== undefined ? m.a + m.b : m.ms !== undefined ? busy(m.i, m.ms) : m.v });
+  const r = m.a !== undefined ? m.a + m.b : m.ms !== undefined ? busy(m.i, m.ms) : m.iters !== undefined ? work(m.i, m.iters) : m.v;
+  parentPort.postMessage({ id: m.id, r });
 });

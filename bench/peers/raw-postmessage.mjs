@@ -76,6 +76,12 @@ export class RawPostMessagePool {
     return this.#send({ id: this.nextId++, i, ms });
   }
 
+  /** work(i, iters) -> Promise<[i, µs]>, after iters rounds of CPU work (bench/lib/busy.mjs) */
+  work(i, iters) {
+    if (this.closed) return Promise.reject(new Error("pool is shut down"));
+    return this.#send({ id: this.nextId++, i, iters });
+  }
+
   async shutdown() {
     this.closed = true;
     await Promise.all(this.workers.map((w) => w.terminate()));

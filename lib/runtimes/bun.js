@@ -16,9 +16,14 @@ function version() {
   return process.versions.bun;
 }
 
-/** `bun <flags> file`: process.execArgv on Bun holds no flags worth copying. */
-function workerCommand(executable, execArgv, file) {
-  return [executable, ...(execArgv !== undefined ? execArgv : []), file];
+/** process.execArgv on Bun holds no flags worth copying. */
+function defaultExecArgv() {
+  return [];
+}
+
+/** `bun <flags> file`. */
+function workerCommand(executable, flags, file) {
+  return [executable, ...flags, file];
 }
 
 const ipc = "json";
@@ -36,4 +41,4 @@ function threadOptions() {
 /** Bun's IPC channel has no unref(): child.unref() covers it there. */
 function unrefChannel() {}
 
-module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

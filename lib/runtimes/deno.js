@@ -17,10 +17,13 @@ function version() {
   return process.versions.deno;
 }
 
-const DEFAULT_PERMISSIONS = ["--allow-all"];
+function defaultExecArgv() {
+  return ["--allow-all"];
+}
 
-function workerCommand(executable, execArgv, file) {
-  return [executable, "run", ...(execArgv !== undefined ? execArgv : DEFAULT_PERMISSIONS), file];
+/** `deno run <flags> file`. */
+function workerCommand(executable, flags, file) {
+  return [executable, "run", ...flags, file];
 }
 
 /** Function.prototype.toString prints a function's source as written (V8). */
@@ -37,4 +40,4 @@ function unrefChannel(child) {
   if (child.channel) child.channel.unref();
 }
 
-module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

@@ -33,19 +33,20 @@ function inheritedExecArgv() {
   return out;
 }
 
-/**
- * How a worker process of this runtime starts: `execArgv` undefined means
- * the default (a Node host's own flags, filtered; none from another host).
- */
-function workerCommand(executable, execArgv, file, hostIsSame) {
-  const flags = execArgv !== undefined ? execArgv : hostIsSame ? inheritedExecArgv() : [];
+/** A worker process's flags when worker.execArgv is not given: a Node host's own, filtered; none from another host. */
+function defaultExecArgv(hostIsSame) {
+  return hostIsSame ? inheritedExecArgv() : [];
+}
+
+/** How a worker process of this runtime starts. */
+function workerCommand(executable, flags, file) {
   return [executable, ...flags, file];
 }
 
-/** Start-up messages use V8's serializer only between two Node processes. */
 /** Function.prototype.toString prints a function's source as written (V8). */
 const sourceText = "exact";
 
+/** Start-up messages use V8's serializer only between two Node processes. */
 const ipc = "advanced";
 
 /** Worker threads honour `resourceLimits` (V8 heap limits per isolate). */
@@ -58,4 +59,4 @@ function unrefChannel(child) {
   if (child.channel) child.channel.unref();
 }
 
-module.exports = { unrefChannel, name, version, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
+module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };

@@ -12,7 +12,7 @@
 //!                               abort; the worker's `signal.hasAborted()`
 //!                               reads it), ABORT_SLOTS of them
 //! after those   steal section   only in work-stealing pools, which have no
-//!                               private lanes (see `steal.rs` and below)
+//!                               private lanes (see `lib/steal.js` and below)
 //!
 //! lane:
 //!   +0    host line     REQ (request bits, written only by the host)
@@ -28,7 +28,7 @@
 //!                                 3 once it ended (read by the host's hard
 //!                                 timeout: `lib/slot-state.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
-//!                                 (`steal.rs`); unused in private lanes
+//!                                 (`lib/steal.js`); unused in private lanes
 //!           +28 reserved
 //!           +32 INLINE_BYTES of inline payload
 //!
@@ -71,7 +71,7 @@ pub const MAX_ABORT_SLOTS: usize = 1 << 20;
 pub const MAX_REGION_LANES: usize = 32;
 /// Workers that can claim from one steal section: one SLEEPERS bit each, and
 /// a region lane (at most 32 slots) must hold one claim per consumer plus one
-/// (`steal.rs`), so 31.
+/// (`StealGeometry::new`), so 31.
 pub const MAX_STEAL_CLAIMANTS: usize = 31;
 /// OWNER of a steal slot the host has never published.
 pub const OWNER_HOST: u32 = u32::MAX;

@@ -1,8 +1,9 @@
-//! Shared memory: the control region's layout, the lane protocol that runs in
-//! it, the payload arena for large values, and the registry of regions this
-//! process holds.
+//! Shared memory: the control region's layout (the one owner of every
+//! offset and limit the lane and steal protocols use; the protocols
+//! themselves run in `lib/lane.js` and `lib/steal.js`), the formatting of a
+//! steal section, the payload arena for large values, and the registry of
+//! regions this process holds.
 
-pub mod lane;
 pub mod layout;
 pub mod payload;
 pub mod region;

@@ -1,0 +1,227 @@
+// The `permission` option: Node's permission model for worker processes,
+// refusals at createPool for what a runtime cannot enforce, and the
+// process.exit / process.abort guard of worker threads.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createPool } from "../index.mjs";
+import * as T from "./fixtures/permission-tasks.mjs";
+import { scaled } from "./fixtures/permission-importer.mjs";
+import { throwLater, sleepThen, whoAmI } from "./fixtures/fault-tasks.mjs";
+
+const linux = process.platform === "linux";
+// Explicit, so that KNITTING_WORKER_RUNTIME=process leaves these pools threads.
+const THREAD = { runtime: "thread" };
+const skip = linux ? false : "process workers need Linux";
+// Resolved, so that the paths given match what the worker's runtime checks.
+const base = realpathSync(mkdtempSync(join(tmpdir(), "knt-perm-")));
+const dirA = join(base, "a");
+const dirB = join(base, "b");
+mkdirSync(dirA);
+mkdirSync(dirB);
+writeFileSync(join(dirA, "in.txt"), "inside");
+writeFileSync(join(dirB, "out.txt"), "outside");
+test.after(() => rmSync(base, { recursive: true, force: true }));
+
+function processPool(permission, worker = {}) {
+  return createPool({ threads: 1, permission, worker: { runtime: "process", ...worker } })(T);
+}
+
+function invalidOption(pattern) {
+  return (err) => {
+    assert.ok(err instanceof TypeError, `a TypeError, got ${err}`);
+    assert.equal(err.code, "KNT_INVALID_OPTION");
+    assert.match(err.message, pattern);
+    return true;
+  };
+}
+
+test("read: [dirA]: a file in dirA is read, one outside gets Node's permission error", { skip }, async () => {
+  const pool = processPool({ read: [dirA] });
+  try {
+    assert.deepEqual(await pool.call.readText(join(dirA, "in.txt")), { ok: true, value: "inside" });
+    const outside = await pool.call.readText(join(dirB, "out.txt"));
+    assert.equal(outside.ok, false, JSON.stringify(outside));
+    assert.equal(outside.code, "ERR_ACCESS_DENIED");
+    assert.equal(outside.permission, "FileSystemRead");
+    // The host itself is not restricted.
+    assert.equal(await pool.call.identity("still serving"), "still serving");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("write: [dirA]: a file in dirA is written, one outside gets Node's permission error", { skip }, async () => {
+  const pool = processPool({ read: [dirA], write: [dirA] });
+  try {
+    const inside = await pool.call.writeText([join(dirA, "new.txt"), "x"]);
+    assert.equal(inside.ok, true, JSON.stringify(inside));
+    assert.ok(existsSync(join(dirA, "new.txt")));
+    const outside = await pool.call.writeText([join(dirB, "new.txt"), "x"]);
+    assert.equal(outside.ok, false, JSON.stringify(outside));
+    assert.equal(outside.code, "ERR_ACCESS_DENIED");
+    assert.equal(outside.permission, "FileSystemWrite");
+    assert.ok(!existsSync(join(dirB, "new.txt")));
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a task module's own import outside read: the call fails with an error naming the file and permission.read", { skip }, async () => {
+  const pool = createPool({ threads: 1, permission: { read: [dirA] }, worker: { runtime: "process" } })({ scaled });
+  try {
+    const err = await pool.call.scaled(2).then(() => assert.fail("must reject"), (e) => e);
+    assert.match(err.message, /permission policy denies read of .*permission-helper\.mjs .*permission\.read/);
+  } finally {
+    await pool.shutdown();
+  }
+  // Inside read (the strict baseline reads the working directory), it loads.
+  const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
+  const ok = createPool({ threads: 1, permission: { read: [fixtures] }, worker: { runtime: "process" } })({ scaled });
+  try {
+    assert.equal(await ok.call.scaled(2), 20);
+  } finally {
+    await ok.shutdown();
+  }
+});
+
+test('"strict": no child processes; run: true allows them', { skip }, async () => {
+  const strict = processPool("strict");
+  try {
+    const denied = await strict.call.runChild();
+    assert.equal(denied.ok, false, JSON.stringify(denied));
+    assert.equal(denied.code, "ERR_ACCESS_DENIED");
+  } finally {
+    await strict.shutdown();
+  }
+  const allowed = processPool({ run: true });
+  try {
+    assert.deepEqual(await allowed.call.runChild(), { ok: true, value: 0 });
+  } finally {
+    await allowed.shutdown();
+  }
+});
+
+test("env: { allow: [...] } is refused for Node worker processes, which cannot scope the environment; worker.env can", { skip }, async () => {
+  assert.throws(() => processPool({ env: { allow: ["A"] } }), invalidOption(/permission\.env\.allow cannot be enforced by Node\.js v\d+.* worker processes.*worker\.env/));
+  // What the refusal points to: only the variables given reach the worker.
+  const pool = processPool({ read: [dirA] }, { env: { A: "a" } });
+  try {
+    assert.deepEqual(await pool.call.envOf(["A", "B"]), ["a", null]);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a scoped net list is refused for Node worker processes (all-or-nothing or no network permission)", { skip }, () => {
+  assert.throws(() => processPool({ net: ["example.com:443"] }), invalidOption(/permission\.net cannot be enforced by Node\.js v\d+.* worker processes/));
+  assert.throws(() => processPool({ net: [] }), invalidOption(/permission\.net cannot be enforced by Node\.js/));
+  assert.throws(() => processPool({ denyRead: [dirB] }), invalidOption(/permission\.denyRead cannot be enforced by Node\.js.*no deny lists/));
+  assert.throws(() => processPool({ run: ["ls"] }), invalidOption(/permission\.run cannot be enforced.*all-or-nothing/));
+  assert.throws(() => processPool({ ffi: false }), invalidOption(/permission\.ffi cannot be enforced.*--allow-addons/));
+  assert.throws(() => processPool({ read: [dirA] }, { execArgv: ["--allow-fs-read=*"] }), invalidOption(/worker\.execArgv has --allow-fs-read=\*/));
+  // net: true is not a restriction: accepted.
+  return processPool({ net: true }).shutdown();
+});
+
+test("thread workers: a restriction they cannot enforce, and any policy with the inliner, are refused at createPool", () => {
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T), invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/));
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T), invalidOption(/permission\.env\.allow cannot be enforced by worker threads/));
+  assert.throws(() => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T), invalidOption(/permission cannot be enforced with inliner/));
+  // Allow-everything values restrict nothing: accepted.
+  const open = createPool({ threads: 1, worker: THREAD, permission: { read: true, write: true, net: true, run: true, console: true } })(T);
+  open.shutdown();
+  assert.throws(() => createPool({ permission: "open" })(T), invalidOption(/permission must be "unsafe", "strict" or a policy object/));
+  assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
+  assert.throws(() => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T), invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/));
+  assert.throws(() => createPool({ permission: { read: [5] } })(T), invalidOption(/permission\.read\[0\] must hold paths/));
+  assert.throws(() => createPool({ permission: { env: { files: ".env" } } })(T), invalidOption(/permission\.env\.files is not supported/));
+});
+
+test("a thread-worker task calling process.exit(1) gets a clear error, and the next call on that worker succeeds", async () => {
+  const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
+  try {
+    const before = await pool.call.whoami();
+    const err = await pool.call.exitWith(1).then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
+    assert.equal(err.task, "exitWith");
+    assert.match(err.message, /process\.exit\(\) was called by task "exitWith" in a worker thread and refused/);
+    // After an await, the task is still named.
+    const late = await pool.call.exitAfterAwait(2).then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(late.code, "KNT_PROCESS_EXIT_REFUSED");
+    assert.equal(late.task, "exitAfterAwait");
+    // The same worker thread answers the next call.
+    assert.deepEqual(await pool.call.whoami(), before);
+    assert.equal(await pool.call.identity(42), 42);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("under a policy, an uncaught exception still ends a thread worker as without one (Node's own exit is let through)", async () => {
+  // Node's handler of an uncaught exception in a worker ends it with
+  // process.exit(): exit code 1, the exception as the cause.
+  for (const permission of ["unsafe", "strict"]) {
+    const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
+    try {
+      const { threadId } = await pool.call.throwLater(50);
+      const err = await pool.call.sleepThen(["held", 2000]).then(() => assert.fail("must reject"), (e) => e);
+      assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
+      assert.equal(err.exitCode, 1, permission);
+      assert.equal(err.threadId, threadId);
+      assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
+      // A replacement serves.
+      assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
+    } finally {
+      await pool.shutdown();
+    }
+  }
+});
+
+test('mode "unsafe" (with console: false) leaves process.exit() alone in thread workers: the worker ends', async () => {
+  const pool = createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T);
+  try {
+    const err = await pool.call.exitWith(4).then(() => assert.fail("must reject"), (e) => e);
+    assert.equal(err.code, "KNT_WORKER_EXIT", String(err));
+    assert.equal(err.exitCode, 4);
+    assert.equal(await pool.call.consoleMuted(), true);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("process.abort() in a thread-worker task is refused under every policy (it would end the host)", async () => {
+  for (const permission of [undefined, "strict"]) {
+    const pool = createPool({ threads: 1, worker: THREAD, permission })(T);
+    try {
+      const before = await pool.call.whoami();
+      const err = await pool.call.abortNow().then(() => assert.fail("must reject"), (e) => e);
+      assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
+      assert.equal(err.task, "abortNow");
+      assert.deepEqual(await pool.call.whoami(), before);
+    } finally {
+      await pool.shutdown();
+    }
+  }
+});
+
+test("console: false mutes task code's console (threads and processes); the strict baseline mutes it, unsafe does not", async () => {
+  const cases = [
+    [{ threads: 1, worker: THREAD, permission: { console: false } }, true],
+    [{ threads: 1, worker: THREAD, permission: "strict" }, true],
+    [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
+    [{ threads: 1, worker: THREAD }, false],
+  ];
+  if (linux) cases.push([{ threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } }, true]);
+  for (const [options, muted] of cases) {
+    const pool = createPool(options)(T);
+    try {
+      assert.equal(await pool.call.consoleMuted(), muted, JSON.stringify(options));
+    } finally {
+      await pool.shutdown();
+    }
+  }
+});
