@@ -241,7 +241,7 @@ for (const [label, options] of [
   ["private lanes", { threads: 2, host: { steal: false } }],
   ["inline lane", { threads: 1, inliner: {} }],
 ]) {
-  test(`SharedArrayBuffers pass by reference to thread workers and back; typed arrays over one keep pointing at the same memory (${label})`, { skip: skipOn({ deno: "not supported on Deno yet: the buffer sent beside the call is not found on its port when the call is decoded (KNT_REGION_CORRUPT 'shared reference does not resolve')" }) }, async () => {
+  test(`SharedArrayBuffers pass by reference to thread workers and back; typed arrays over one keep pointing at the same memory (${label})`, async () => {
     const pool = createPool(options)({ bump, makeShared, sharedInfo });
     const internal = pool[Symbol.for("knitting-native.pool")];
     try {

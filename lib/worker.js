@@ -41,14 +41,18 @@ function report(message) {
   }
 }
 
+const shared = new WorkerSharedRefs(workerData.sharedPort, workerData.lane);
+
 serveLane(workerData, {
   sleep(index, value, wake) {
+    // Releases of settled calls' buffers, before a possibly long park.
+    shared.drain();
     const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
     if (wait.async) wait.value.then(wake);
     else setImmediate(wake);
   },
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
-  shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
+  shared,
   report,
   wrapTask: wrap,
 });
