@@ -2,7 +2,6 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool, task } from "../index.mjs";
 import * as t from "./fixtures/lifecycle-tasks.mjs";
-import { skipOn } from "./fixtures/runtime.mjs";
 
 const within = (promise, ms, what) =>
   Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms))]);
@@ -107,7 +106,7 @@ test("abortSignalCapacity: running out is a clear error, not a hang", async () =
   }
 });
 
-test("worker.hardTimeoutMs terminates a runaway worker, rejects its calls, and the pool keeps serving", { skip: skipOn({ deno: "not understood yet (seen after merging the hard-timeout work): calls reject with the shutdown error or wrong codes after a hard timeout on Deno" }) }, async () => {
+test("worker.hardTimeoutMs terminates a runaway worker, rejects its calls, and the pool keeps serving", async () => {
   const pool = createPool({ threads: 1, worker: { hardTimeoutMs: 200 } })({ spinForever: t.spinForever, quick: t.quick });
   try {
     const stuck = pool.call.spinForever();

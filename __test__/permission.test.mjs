@@ -11,11 +11,14 @@ import { createPool } from "../index.mjs";
 import * as T from "./fixtures/permission-tasks.mjs";
 import { scaled } from "./fixtures/permission-importer.mjs";
 import { throwLater, sleepThen, whoAmI } from "./fixtures/fault-tasks.mjs";
+import { runtime } from "./fixtures/runtime.mjs";
 
 const linux = process.platform === "linux";
 // Explicit, so that KNITTING_WORKER_RUNTIME=process leaves these pools threads.
 const THREAD = { runtime: "thread" };
-const skip = linux ? false : "process workers need Linux";
+// Node worker processes' permission model: a Bun or Deno host refuses a
+// policy for its worker processes (the test after these says so).
+const skip = !linux ? "process workers need Linux" : runtime !== "node" ? `${runtime}: these check Node's permission model in Node worker processes of a Node host; a ${runtime} host refuses a policy for worker processes (tested below)` : false;
 // Resolved, so that the paths given match what the worker's runtime checks.
 const base = realpathSync(mkdtempSync(join(tmpdir(), "knt-perm-")));
 const dirA = join(base, "a");
@@ -125,6 +128,13 @@ test("a scoped net list is refused for Node worker processes (all-or-nothing or 
   assert.throws(() => processPool({ read: [dirA] }, { execArgv: ["--allow-fs-read=*"] }), invalidOption(/worker\.execArgv has --allow-fs-read=\*/));
   // net: true is not a restriction: accepted.
   return processPool({ net: true }).shutdown();
+});
+
+test("a Bun or Deno host refuses a policy for its worker processes, naming the runtime (their permission flags are not mapped)", { skip: !linux ? "process workers need Linux" : runtime === "node" ? "node: the host maps Node's permission flags (tested above)" : false }, () => {
+  assert.throws(() => processPool({ read: [dirA] }), invalidOption(new RegExp(`permission is not supported yet for worker\\.processRuntime "${runtime}"`)));
+  assert.throws(() => processPool("strict", { processRuntime: "node" }), invalidOption(/needs a Node\.js host.*this host runs/));
+  // Nothing restricted: accepted.
+  return processPool({ mode: "unsafe", console: false }).shutdown();
 });
 
 test("thread workers: a restriction they cannot enforce, and any policy with the inliner, are refused at createPool", () => {

@@ -8,7 +8,6 @@ import assert from "node:assert/strict";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/scheduling-tasks.mjs";
 import { within } from "./fixtures/fault-helpers.mjs";
-import { skipOn } from "./fixtures/runtime.mjs";
 
 const SETTLE_MS = 60_000;
 const CALLS = 20_000;
@@ -207,7 +206,7 @@ test("array-form tasks: every lane, the inline one included, addresses tasks in 
   }
 });
 
-test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the other keeps serving, calls behind it are not stuck", { skip: skipOn({ deno: "not understood yet: hard timeouts on Deno (calls behind the runaway reject with WorkerExitError)" }) }, async () => {
+test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the other keeps serving, calls behind it are not stuck", async () => {
   const pool = createPool({ threads: 2, worker: { hardTimeoutMs: 200 } })(TASKS);
   try {
     await pool.ready;

@@ -3,6 +3,7 @@
 
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
+const runtimes = require("./runtimes/index.js");
 
 const MIB = 1024 * 1024;
 /** Smallest payload region accepted (payloadInitialBytes, payloadMaxByteLength). */
@@ -193,7 +194,8 @@ function resolveProcess(worker, out) {
   if (worker.resourceLimits !== undefined) {
     throw optionError(TypeError, 'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
   }
-  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined, executable: undefined };
+  // Worker processes run on the host's own runtime unless processRuntime says otherwise.
+  const proc = { runtime: runtimes.host.name, sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined, executable: undefined };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
       throw optionError(TypeError, `knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);

@@ -40,7 +40,8 @@ class ThreadRuntime {
   spawn(workerData) {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
-    return new Worker(WORKER_FILE, { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList });
+    // The runtime's own adjustments to its Worker (runtimes/<name>.js).
+    return runtimes.host.threadWorker(new Worker(WORKER_FILE, { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList }));
   }
 
   close() {}

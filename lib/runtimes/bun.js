@@ -41,4 +41,9 @@ function threadOptions() {
 /** Bun's IPC channel has no unref(): child.unref() covers it there. */
 function unrefChannel() {}
 
-module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+/** A worker thread needs no adjustment here: "exit" comes after terminate() returns. */
+function threadWorker(worker) {
+  return worker;
+}
+
+module.exports = { threadWorker, unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

@@ -10,6 +10,8 @@
 //   "json"): start-up messages carry the codec's bytes.
 // - Worker threads: Deno's node:worker_threads takes no resourceLimits, so
 //   the option is refused on this runtime rather than ignored.
+// - Worker threads: Deno's terminate() emits "exit" inside the call
+//   (threadWorker below).
 
 const name = "deno";
 
@@ -40,4 +42,31 @@ function unrefChannel(child) {
   if (child.channel) child.channel.unref();
 }
 
-module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+/**
+ * Deno's Worker emits "exit" synchronously inside terminate(); the pool,
+ * like Node, decides what a terminated worker's calls get before it hears
+ * of the exit (a hard timeout blames the runaway, then the exit fails the
+ * rest). So "exit" is delivered a tick later, and terminate()'s promise
+ * after it, as on Node.
+ */
+function threadWorker(worker) {
+  const emit = worker.emit;
+  let exited;
+  const exit = new Promise((resolve) => (exited = resolve));
+  worker.emit = function (event, ...args) {
+    if (event !== "exit") return emit.call(this, event, ...args);
+    process.nextTick(() => {
+      emit.call(this, event, ...args);
+      exited();
+    });
+    return this.listenerCount(event) > 0;
+  };
+  const terminate = worker.terminate;
+  worker.terminate = function () {
+    const result = terminate.call(this);
+    return exit.then(() => result);
+  };
+  return worker;
+}
+
+module.exports = { threadWorker, unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };

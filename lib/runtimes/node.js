@@ -59,4 +59,9 @@ function unrefChannel(child) {
   if (child.channel) child.channel.unref();
 }
 
-module.exports = { unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
+/** A worker thread needs no adjustment here: "exit" comes after terminate() returns. */
+function threadWorker(worker) {
+  return worker;
+}
+
+module.exports = { threadWorker, unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
