@@ -24,10 +24,11 @@ const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.met
 const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
 const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 
-const childRuntime = process.env.KNITTING_TEST_PROCESS_RUNTIME || "node";
+// Worker processes run on the host's runtime by default.
+const childRuntime = process.env.KNITTING_TEST_PROCESS_RUNTIME || hostRuntime;
 const childExecutable = process.env.KNITTING_TEST_PROCESS_EXECUTABLE || undefined;
-/** The worker options that pick the workers' runtime (none for node: the default). */
-const childOptions = childRuntime === "node" ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
+/** The worker options that pick the workers' runtime (none for the default). */
+const childOptions = childRuntime === hostRuntime ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
 const onlyNodeChildren = (why) => (skip !== false ? skip : childRuntime === "node" ? false : `${childRuntime} worker processes: ${why}`);
 
 function processPool(options, tasks) {
@@ -57,7 +58,10 @@ test("calls run in another process: sync, async, thrown, isMain false there", { 
     await pool.ready;
     const workerPid = await pool.call.pid();
     assert.notEqual(workerPid, process.pid);
-    assert.equal((await pool.call.surroundings("X")).ppid, process.pid);
+    const seen = await pool.call.surroundings("X");
+    assert.equal(seen.ppid, process.pid);
+    // The host's runtime unless worker.processRuntime names another.
+    assert.equal(seen.runtime, childRuntime, "the worker process runs on the expected runtime");
     assert.equal((await pool.call.surroundings("X")).isMain, false);
     assert.equal(await pool.call.add([2, 3]), 5);
     assert.equal(await pool.call.delayed(["later", 5]), "later");

@@ -4,9 +4,12 @@
 # dependencies), then
 #   1. runs the quick start on each,
 #   2. runs the JS suite on each (bun test / deno test; runtime-only skips
-#      say why in their message),
+#      say why in their message), the two runtimes side by side (each file
+#      in a process of its own, one file at a time per runtime),
 #   3. runs the process-worker tests from a Node host with worker processes
 #      of each (worker.processRuntime "bun" and "deno").
+# Each runtime's run ends with a line "<runtime>: N files passed, N failed;
+# tests: N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,43 +27,62 @@ deno="$dir/node_modules/@deno/linux-x64-glibc/deno"
 echo "bun $("$bun" --version)"
 "$deno" --version | head -1
 
-timed() {
-  local label=$1; shift
-  local start=$SECONDS
-  "$@"
-  echo "== $label: $((SECONDS - start)) s"
-}
-
-# Test files, in the order node --test runs them.
-mapfile -t files < <(ls __test__/*.test.mjs __test__/*.test.cjs | sort)
+start_all=$SECONDS
 
 echo "== quick start on Bun and Deno"
 (cd examples && "$bun" quick-start.mjs)
 (cd examples && "$deno" run -A quick-start.mjs)
 
-# Each test file in a process of its own, as node --test runs them: a file's
-# leftovers (a pool it did not shut down) cannot disturb another's CPU or
-# descriptor counts. A runtime's run ends with "N passed, N failed".
+# Test files, in the order node --test runs them.
+mapfile -t files < <(ls __test__/*.test.mjs __test__/*.test.cjs | sort)
+logs=$(mktemp -d)
+
+# suite <label> <command...>: every file in its own process, as node --test
+# runs them (a file's leftovers cannot disturb another's CPU or descriptor
+# counts); the output goes to $logs/<label>.log, printed when done.
 suite() {
   local label=$1; shift
+  local out="$logs/$label.log"
   local passed=0 failed=0 start=$SECONDS
   for f in "${files[@]}"; do
-    if "$@" "$f"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "!! $label: $f failed"; fi
+    if "$@" "$f" >>"$out" 2>&1; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "!! $label: $f failed" >>"$out"; fi
   done
-  echo "== $label suite: $((SECONDS - start)) s"
-  echo "$label: $passed passed, $failed failed"  # test files
+  # Test counts from the runners' own summaries (bun: " N pass/skip/fail";
+  # deno: "ok | N passed | N failed | N ignored").
+  local clean tp tf ts
+  clean=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
+  if [ "$label" = Bun ]; then
+    tp=$(grep -E '^ *[0-9]+ pass$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
+    tf=$(grep -E '^ *[0-9]+ fail$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
+    ts=$(grep -E '^ *[0-9]+ skip$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
+  else
+    tp=$(grep -oE '\| [0-9]+ passed' <<<"$clean" | awk '{s+=$2} END {print s+0}')
+    tf=$(grep -oE '\| [0-9]+ failed' <<<"$clean" | awk '{s+=$2} END {print s+0}')
+    ts=$(grep -oE '\| [0-9]+ ignored' <<<"$clean" | awk '{s+=$2} END {print s+0}')
+  fi
+  echo "== $label suite: $((SECONDS - start)) s" >>"$out"
+  echo "$label: $passed files passed, $failed failed; tests: $tp passed, $tf failed, $ts skipped" >>"$out"
   [ "$failed" -eq 0 ]
 }
 
-status=0
-echo "== JS tests on Bun $BUN_VERSION"
+echo "== JS tests on Bun $BUN_VERSION and Deno $DENO_VERSION (side by side)"
 # bun test stops a test after 5 s by default; the suite's own bounds apply instead.
-suite Bun "$bun" test --timeout 600000 || status=1
-
-echo "== JS tests on Deno $DENO_VERSION"
-suite Deno "$deno" test -A || status=1
+suite Bun "$bun" test --timeout 600000 &
+bun_pid=$!
+suite Deno "$deno" test -A &
+deno_pid=$!
+status=0
+wait "$bun_pid" || status=1
+wait "$deno_pid" || status=1
+cat "$logs/Bun.log" "$logs/Deno.log"
+tail -n 1 "$logs/Bun.log"
+tail -n 1 "$logs/Deno.log"
 
 echo "== process workers of Bun and Deno under a Node host"
-timed "process runtimes" env KNITTING_TEST_BUN="$bun" KNITTING_TEST_DENO="$deno" KNITTING_TEST_REQUIRE_RUNTIMES=1 \
+start=$SECONDS
+env KNITTING_TEST_BUN="$bun" KNITTING_TEST_DENO="$deno" KNITTING_TEST_REQUIRE_RUNTIMES=1 \
   node --test --test-concurrency=1 --test-reporter=tap __test__/process-runtimes.test.mjs || status=1
+echo "== process runtimes: $((SECONDS - start)) s"
+echo "== Bun and Deno in all: $((SECONDS - start_all)) s"
+rm -rf "$logs"
 exit "$status"
