@@ -52,13 +52,14 @@ suite() {
   local clean tp tf ts
   clean=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
   if [ "$label" = Bun ]; then
-    tp=$(grep -E '^ *[0-9]+ pass$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
-    tf=$(grep -E '^ *[0-9]+ fail$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
-    ts=$(grep -E '^ *[0-9]+ skip$' <<<"$clean" | awk '{s+=$1} END {print s+0}')
+    tp=$(awk '/^ *[0-9]+ pass$/ {s+=$1} END {print s+0}' <<<"$clean")
+    tf=$(awk '/^ *[0-9]+ fail$/ {s+=$1} END {print s+0}' <<<"$clean")
+    ts=$(awk '/^ *[0-9]+ skip$/ {s+=$1} END {print s+0}' <<<"$clean")
   else
-    tp=$(grep -oE '\| [0-9]+ passed' <<<"$clean" | awk '{s+=$2} END {print s+0}')
-    tf=$(grep -oE '\| [0-9]+ failed' <<<"$clean" | awk '{s+=$2} END {print s+0}')
-    ts=$(grep -oE '\| [0-9]+ ignored' <<<"$clean" | awk '{s+=$2} END {print s+0}')
+    # "ok | 13 passed | 0 failed | 2 ignored (1s)"
+    tp=$(awk -F'|' '/ passed \| / {for (i = 2; i <= NF; i++) if ($i ~ / passed/) s+=$i+0} END {print s+0}' <<<"$clean")
+    tf=$(awk -F'|' '/ passed \| / {for (i = 2; i <= NF; i++) if ($i ~ / failed/) s+=$i+0} END {print s+0}' <<<"$clean")
+    ts=$(awk -F'|' '/ passed \| / {for (i = 2; i <= NF; i++) if ($i ~ / ignored/) s+=$i+0} END {print s+0}' <<<"$clean")
   fi
   echo "== $label suite: $((SECONDS - start)) s" >>"$out"
   echo "$label: $passed files passed, $failed failed; tests: $tp passed, $tf failed, $ts skipped" >>"$out"
