@@ -395,7 +395,7 @@ export interface WorkerOptions {
    * `processExecutable`, else the host's own for the host's runtime, else
    * `node`/`bun`/`deno` on PATH; none is an error (`code`
    * `"KNT_RUNTIME_UNAVAILABLE"`) naming the runtime and `worker.processExecutable`.
-   * @default "node"
+   * @default the host's runtime ("node" on Node.js)
    */
   processRuntime?: "node" | "deno" | "bun";
   /** Runtime "process": path of the `processRuntime` executable (must be executable, else `KNT_RUNTIME_UNAVAILABLE`). */
