@@ -114,3 +114,15 @@ function hostGone() {
   process.exit(0);
 }
 process.on("disconnect", hostGone);
+
+// The channel's end of file is not always seen: a runtime that lets the
+// host's end of the IPC socket leak into a worker process (Deno 2.9 does
+// when it starts two at once) keeps that channel open after the host dies,
+// and the worker would live on, orphaned. So the worker also watches its
+// parent: once it is re-parented (the host, or the command prefix that runs
+// it, is gone) it ends. Checked every second by a timer that holds nothing open.
+const parent = process.ppid;
+const PARENT_CHECK_MS = 1000;
+setInterval(() => {
+  if (process.ppid !== parent) hostGone();
+}, PARENT_CHECK_MS).unref();
