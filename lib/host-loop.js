@@ -5,7 +5,7 @@
 // false`, polling on timers that back off.
 
 const native = require("./native.js");
-const { W_COUNTER, W_ARMED } = require("./lane.js");
+const doorbell = require("./doorbell.js");
 
 // Drain passes with nothing found before the host arms the doorbell and
 // sleeps. Each pass is one turn of the event loop (setImmediate) plus a
@@ -96,7 +96,7 @@ class HostLoop {
     this.scheduled = false;
     // Read the count before scanning: every publication counted up to here
     // is visible to the scan below (src/doorbell.rs).
-    const counted = Atomics.load(this.i32, W_COUNTER);
+    const counted = doorbell.countNow(this.i32);
     const pool = this.pool;
     const settled = pool.drainPass();
     if (pool.inFlight === 0 || pool.isClosed()) return;
@@ -125,9 +125,7 @@ class HostLoop {
     // count: a publication since `counted` means drain now instead.
     this.armed = true;
     this.armedAt = performance.now();
-    Atomics.store(this.i32, W_ARMED, 1);
-    if (Atomics.load(this.i32, W_COUNTER) !== counted) {
-      Atomics.store(this.i32, W_ARMED, 0);
+    if (!doorbell.arm(this.i32, counted)) {
       this.armed = false;
       this.scheduled = true;
       setImmediate(this.drainBound);
