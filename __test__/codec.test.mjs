@@ -689,7 +689,7 @@ test("decoding garbage throws RangeError", () => {
   assertCorrupt(Uint8Array.of(0x07, 2, 0, 0, 0, 0)); // bad bigint sign
   assertCorrupt(Uint8Array.of(0x11, 3, 0, 0, 0, 0xde, 0xad, 0xbe)); // v8 rejects it
   assertCorrupt(new Uint8Array(0));
-  let deep = [];
+  const deep = [];
   for (let i = 0; i < 100; i++) deep.push(0x0b, 1, 0, 0, 0);
   deep.push(0x01);
   assertCorrupt(Uint8Array.from(deep)); // deeper than the encoder ever writes

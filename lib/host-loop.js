@@ -70,7 +70,8 @@ class HostLoop {
       if (this.debug && isPowerOfTwo(++this.rings)) {
         this.debug(
           "signals",
-          `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`,
+          `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} ` +
+            `passes`,
         );
       }
       this.drain();

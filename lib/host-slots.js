@@ -98,7 +98,8 @@ const slotMethods = {
       // (a worker that died between writing and publishing, say). Waiting
       // would never end.
       const err = new RangeError(
-        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of it (lost blocks); this pool cannot send large payloads any more`,
+        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of ` +
+          `it (lost blocks); this pool cannot send large payloads any more`,
       );
       err.code = CODEC_ERRORS.LIMIT;
       throw err;
@@ -109,7 +110,10 @@ const slotMethods = {
     if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     if (this.debug && !this.roomTraced) {
       this.roomTraced = true;
-      this.debug("host", `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`);
+      this.debug(
+        "host",
+        `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`,
+      );
     }
     return WAIT_FOR_ROOM;
   },
@@ -195,7 +199,7 @@ const slotMethods = {
       return;
     }
     this.finish(call, status !== Slot.STATUS_THROWN, value);
-  }
+  },
 };
 
 module.exports = { slotMethods };

@@ -23,7 +23,8 @@ function describe(value) {
 function checkKeys(object, allowed, where) {
   for (const key of Object.keys(object)) {
     if (!allowed.includes(key)) {
-      throw optionError(TypeError,
+      throw optionError(
+        TypeError,
         `knitting-native: unknown option ${where}${key}; allowed: ${allowed.map((k) => where + k).join(", ")}`,
       );
     }
@@ -48,7 +49,8 @@ function integerIn(value, name, min, max) {
 
 /** A finite number in [min, max] (a duration in `unit`). */
 function numberIn(value, name, min, max, unit) {
-  if (typeof value !== "number") throw optionError(TypeError, `knitting-native: ${name} must be a number of ${unit}, got ${describe(value)}`);
+  if (typeof value !== "number")
+    throw optionError(TypeError, `knitting-native: ${name} must be a number of ${unit}, got ${describe(value)}`);
   if (!(value >= min && value <= max)) {
     throw optionError(RangeError, `knitting-native: ${name} must be between ${min} and ${max} (${unit}), got ${value}`);
   }
@@ -59,13 +61,17 @@ const quoteList = (names) => names.map((n) => JSON.stringify(n)).join(", ");
 
 function oneOf(value, name, allowed) {
   if (typeof value !== "string" || !allowed.includes(value)) {
-    throw optionError(TypeError, `knitting-native: ${name} must be one of ${quoteList(allowed)}, got ${describe(value)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: ${name} must be one of ${quoteList(allowed)}, got ${describe(value)}`,
+    );
   }
   return value;
 }
 
 function boolean(value, name) {
-  if (typeof value !== "boolean") throw optionError(TypeError, `knitting-native: ${name} must be a boolean, got ${describe(value)}`);
+  if (typeof value !== "boolean")
+    throw optionError(TypeError, `knitting-native: ${name} must be a boolean, got ${describe(value)}`);
   return value;
 }
 

@@ -3,10 +3,18 @@
 // the inliner, and whether and how the pool steals (the topology).
 
 const native = require("./native.js");
-const { optionError, describe, checkKeys, checkObject, integerIn, oneOf, boolean, quoteList } = require("./option-checks.js");
+const {
+  optionError,
+  describe,
+  checkKeys,
+  checkObject,
+  integerIn,
+  oneOf,
+  boolean,
+  quoteList,
+} = require("./option-checks.js");
 
 const L = native.layout();
-
 
 // Slots per worker (a lane's state is one 32-bit mask, lib/lane.js) and the
 // most workers a steal section serves: Rust's layout() owns both.
@@ -45,14 +53,21 @@ function resolveHost(host) {
   }
   if (host.dispatcher !== undefined) out.dispatcher = oneOf(host.dispatcher, "host.dispatcher", DISPATCHERS);
   if (host.doorbell !== undefined) out.doorbell = boolean(host.doorbell, "host.doorbell");
-  if (host.stallFreeLoops !== undefined) out.stallFreeLoops = integerIn(host.stallFreeLoops, "host.stallFreeLoops", 0, MAX_COUNT);
+  if (host.stallFreeLoops !== undefined)
+    out.stallFreeLoops = integerIn(host.stallFreeLoops, "host.stallFreeLoops", 0, MAX_COUNT);
   if (host.maxBackoffMs !== undefined) {
     const ms = host.maxBackoffMs;
     if (typeof ms !== "number") {
-      throw optionError(TypeError, `knitting-native: host.maxBackoffMs must be a number of milliseconds, got ${describe(ms)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: host.maxBackoffMs must be a number of milliseconds, got ${describe(ms)}`,
+      );
     }
     if (!(Number.isFinite(ms) && ms > 0 && ms <= MAX_BACKOFF_MS)) {
-      throw optionError(RangeError, `knitting-native: host.maxBackoffMs must be more than 0 and at most ${MAX_BACKOFF_MS} (ms), got ${ms}`);
+      throw optionError(
+        RangeError,
+        `knitting-native: host.maxBackoffMs must be more than 0 and at most ${MAX_BACKOFF_MS} (ms), got ${ms}`,
+      );
     }
     out.maxBackoffMs = ms;
   }
@@ -64,13 +79,19 @@ function resolveBalancer(balancer) {
   // knitting's object form: { strategy: "firstIdle" }.
   if (balancer !== null && typeof balancer === "object" && !Array.isArray(balancer)) {
     checkKeys(balancer, ["strategy"], "balancer.");
-    if (balancer.strategy === undefined) throw optionError(TypeError, `knitting-native: balancer.strategy is required in the object form, one of ${quoteList(BALANCERS)}`);
+    if (balancer.strategy === undefined)
+      throw optionError(
+        TypeError,
+        `knitting-native: balancer.strategy is required in the object form, one of ${quoteList(BALANCERS)}`,
+      );
     return resolveBalancer(balancer.strategy);
   }
   if (typeof balancer === "string" && Object.hasOwn(BALANCER_ALIASES, balancer)) return BALANCER_ALIASES[balancer];
   if (typeof balancer !== "string" || !BALANCERS.includes(balancer)) {
-    throw optionError(TypeError,
-      `knitting-native: balancer must be one of ${quoteList(BALANCERS)} (or the older "robinRound"), got ${describe(balancer)}`,
+    throw optionError(
+      TypeError,
+      `knitting-native: balancer must be one of ${quoteList(BALANCERS)} (or the older "robinRound"), got ` +
+        `${describe(balancer)}`,
     );
   }
   return balancer;
@@ -80,7 +101,10 @@ function resolveBalancer(balancer) {
 function resolveInliner(inliner) {
   if (inliner === undefined) return null;
   if (inliner === null || typeof inliner !== "object" || Array.isArray(inliner)) {
-    throw optionError(TypeError, `knitting-native: inliner must be an object ({} for the defaults), got ${describe(inliner)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: inliner must be an object ({} for the defaults), got ${describe(inliner)}`,
+    );
   }
   const out = { position: "last", batchSize: 1, dispatchThreshold: 1 };
   checkKeys(inliner, Object.keys(out), "inliner.");
@@ -105,16 +129,28 @@ function envChoice(env, name, values) {
   const spelt = String(raw).trim().toLowerCase();
   const hit = values.find(([spelling]) => spelling === spelt);
   if (hit === undefined) {
-    throw optionError(TypeError,
-      `knitting-native: environment variable ${name} must be one of ${values.map(([s]) => s).join(", ")}, got ${JSON.stringify(raw)}`,
+    throw optionError(
+      TypeError,
+      `knitting-native: environment variable ${name} must be one of ${values.map(([s]) => s).join(", ")}, got ` +
+        `${JSON.stringify(raw)}`,
     );
   }
   return hit[1];
 }
 
-const STEAL_SPELLINGS = [["1", true], ["true", true], ["0", false], ["false", false]];
+const STEAL_SPELLINGS = [
+  ["1", true],
+  ["true", true],
+  ["0", false],
+  ["false", false],
+];
 const envSteal = (env) => envChoice(env, "KNITTING_STEAL", STEAL_SPELLINGS);
-const envDispatcher = (env) => envChoice(env, "KNITTING_DISPATCHER", DISPATCHERS.map((d) => [d, d]));
+const envDispatcher = (env) =>
+  envChoice(
+    env,
+    "KNITTING_DISPATCHER",
+    DISPATCHERS.map((d) => [d, d]),
+  );
 
 /**
  * Checks `host.stealRegionLanes` against the stealing region of `threads`
@@ -130,8 +166,12 @@ function regionShape(threads, lanes) {
   if (lanes > slots || !fits(lanes)) {
     const valid = [];
     for (let n = 1; n <= slots; n++) if (fits(n)) valid.push(n);
-    const why = lanes > slots || slots % lanes !== 0 ? `the ${slots} slots do not split into ${lanes} equal region lanes` : native.stealShapeError(threads, lanes, slots / lanes);
-    throw optionError(RangeError,
+    const why =
+      lanes > slots || slots % lanes !== 0
+        ? `the ${slots} slots do not split into ${lanes} equal region lanes`
+        : native.stealShapeError(threads, lanes, slots / lanes);
+    throw optionError(
+      RangeError,
       `knitting-native: host.stealRegionLanes must split the ${slots} submit slots into region lanes of at most ` +
         `${LANE_SLOTS} slots with slots / stealRegionLanes >= consumers + 1 (here ${threads + 1}): got ${lanes}` +
         ` (valid here: ${valid.join(", ")}); ${why}`,
@@ -164,7 +204,8 @@ function resolveTopology(validated, env = process.env) {
   const { threads, host, balancer, inliner, worker } = validated;
   const inline = inliner !== null && inliner !== undefined;
   if (inline && worker !== undefined && worker.bootstrap !== undefined) {
-    throw optionError(RangeError,
+    throw optionError(
+      RangeError,
       "knitting-native: worker.bootstrap cannot be used with inliner: the inline lane runs calls in the host, " +
         "which never runs a worker bootstrap; drop one of the two",
     );
@@ -177,17 +218,23 @@ function resolveTopology(validated, env = process.env) {
   if (host.steal !== undefined) {
     steal = host.steal;
     if (steal && inline) {
-      throw optionError(RangeError, "knitting-native: host.steal: true contradicts inliner: stealing is not used with the inliner");
+      throw optionError(
+        RangeError,
+        "knitting-native: host.steal: true contradicts inliner: stealing is not used with the inliner",
+      );
     }
     if (steal && (threads < 2 || threads > MAX_STEAL_CLAIMANTS)) {
-      throw optionError(RangeError,
+      throw optionError(
+        RangeError,
         `knitting-native: host.steal: true needs 2 to ${MAX_STEAL_CLAIMANTS} worker threads ` +
-          `(workers steal from each other, and a region lane holds at most ${MAX_STEAL_CLAIMANTS} claimants), got threads ${threads}`,
+          `(workers steal from each other, and a region lane holds at most ${MAX_STEAL_CLAIMANTS} claimants), got ` +
+          `threads ${threads}`,
       );
     }
   } else {
     const possible = threads >= 2 && threads <= MAX_STEAL_CLAIMANTS && !inline;
-    steal = fromEnv !== undefined ? fromEnv && possible : possible && balancer === undefined && dispatcher === undefined;
+    steal =
+      fromEnv !== undefined ? fromEnv && possible : possible && balancer === undefined && dispatcher === undefined;
   }
   const shape = steal ? regionShape(threads, host.stealRegionLanes) : { regionLanes: 0, regionWidth: 0 };
   return {

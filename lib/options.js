@@ -3,7 +3,16 @@
 
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
-const { optionError, describe, checkKeys, checkObject, integerIn, numberIn, oneOf, boolean } = require("./option-checks.js");
+const {
+  optionError,
+  describe,
+  checkKeys,
+  checkObject,
+  integerIn,
+  numberIn,
+  oneOf,
+  boolean,
+} = require("./option-checks.js");
 const {
   resolveHost,
   resolveBalancer,
@@ -55,7 +64,8 @@ function resolvePayload(payload) {
     if (initial > max) {
       throw optionError(
         RangeError,
-        `knitting-native: payload.payloadInitialBytes (${initial}) must not exceed payload.payloadMaxByteLength (${max})`,
+        `knitting-native: payload.payloadInitialBytes (${initial}) must not exceed payload.payloadMaxByteLength ` +
+          `(${max})`,
       );
     }
   } else {
@@ -64,7 +74,8 @@ function resolvePayload(payload) {
   // A fixed region is one buffer of its initial size (thread-runtime.js makes
   // a non-growable SharedArrayBuffer when the two sizes are equal).
   if (mode === "fixed") max = initial;
-  const maxPayloadBytes = given.maxPayloadBytes !== undefined ? given.maxPayloadBytes : Math.max(1, Math.floor(max / 8));
+  const maxPayloadBytes =
+    given.maxPayloadBytes !== undefined ? given.maxPayloadBytes : Math.max(1, Math.floor(max / 8));
   if (maxPayloadBytes > max) {
     throw optionError(
       RangeError,
@@ -105,7 +116,11 @@ const DEBUG_CHANNELS = ["host", "lifecycle", "imports", "signals"];
 function resolveDebug(debug) {
   if (debug === undefined || typeof debug === "boolean") return debug === true;
   if (debug === null || typeof debug !== "object" || Array.isArray(debug)) {
-    throw optionError(TypeError, `knitting-native: debug must be a boolean or an object of channels { ${DEBUG_CHANNELS.join(", ")} }, got ${describe(debug)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: debug must be a boolean or an object of channels { ${DEBUG_CHANNELS.join(", ")} }, got ` +
+        `${describe(debug)}`,
+    );
   }
   checkKeys(debug, DEBUG_CHANNELS, "debug.");
   const on = [];
@@ -130,14 +145,27 @@ function resolveTimers(timers) {
   checkKeys(timers, ["spinMicroseconds", "parkMs"], "worker.timers.");
   const out = { spinMicroseconds: undefined, parkMs: undefined };
   if (timers.spinMicroseconds !== undefined) {
-    out.spinMicroseconds = numberIn(timers.spinMicroseconds, "worker.timers.spinMicroseconds", 0, MAX_SPIN_MICROS, "µs");
+    out.spinMicroseconds = numberIn(
+      timers.spinMicroseconds,
+      "worker.timers.spinMicroseconds",
+      0,
+      MAX_SPIN_MICROS,
+      "µs",
+    );
   }
   if (timers.parkMs !== undefined) out.parkMs = numberIn(timers.parkMs, "worker.timers.parkMs", 0, MAX_PARK_MS, "ms");
   return out;
 }
 
 /** Keys of the `worker` group that only a process runtime uses. */
-const PROCESS_KEYS = ["processRuntime", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
+const PROCESS_KEYS = [
+  "processRuntime",
+  "processSharedMemory",
+  "processCommandPrefix",
+  "processArgs",
+  "execArgv",
+  "env",
+];
 const PROCESS_RUNTIMES = ["node", "deno", "bun"];
 const SHM_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
@@ -151,39 +179,68 @@ function stringArray(value, name) {
 /** worker.runtime "process": how each worker process is started. */
 function resolveProcess(worker, out) {
   if (worker.resourceLimits !== undefined) {
-    throw optionError(TypeError, 'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
+    throw optionError(
+      TypeError,
+      'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in ' +
+        'worker.execArgv (e.g. "--max-old-space-size=512")',
+    );
   }
-  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined };
+  const proc = {
+    runtime: "node",
+    sharedMemory: { mode: "inherit", namePrefix: undefined },
+    commandPrefix: [],
+    args: [],
+    execArgv: undefined,
+    env: undefined,
+  };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
-      throw optionError(TypeError, `knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processRuntime must be one of ` +
+          `${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`,
+      );
     }
     proc.runtime = worker.processRuntime;
   }
   const shm = worker.processSharedMemory;
   if (shm !== undefined && shm !== "inherit") {
     if (shm === null || typeof shm !== "object" || Array.isArray(shm)) {
-      throw optionError(TypeError, `knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ${describe(shm)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ` +
+          `${describe(shm)}`,
+      );
     }
     checkKeys(shm, ["mode", "namePrefix"], "worker.processSharedMemory.");
     if (shm.mode !== "named" && shm.mode !== "inherit") {
-      throw optionError(TypeError, `knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`,
+      );
     }
     if (shm.namePrefix !== undefined) {
-      if (shm.mode !== "named") throw optionError(TypeError, 'knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
+      if (shm.mode !== "named")
+        throw optionError(TypeError, 'knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
       if (typeof shm.namePrefix !== "string" || !SHM_PREFIX.test(shm.namePrefix)) {
-        throw optionError(TypeError, `knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - (not starting with .), got ${describe(shm.namePrefix)}`);
+        throw optionError(
+          TypeError,
+          `knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - ` +
+            `(not starting with .), got ${describe(shm.namePrefix)}`,
+        );
       }
     }
     proc.sharedMemory = { mode: shm.mode, namePrefix: shm.namePrefix };
   }
-  if (worker.processCommandPrefix !== undefined) proc.commandPrefix = stringArray(worker.processCommandPrefix, "worker.processCommandPrefix");
+  if (worker.processCommandPrefix !== undefined)
+    proc.commandPrefix = stringArray(worker.processCommandPrefix, "worker.processCommandPrefix");
   if (worker.processArgs !== undefined) proc.args = stringArray(worker.processArgs, "worker.processArgs");
   if (worker.execArgv !== undefined) proc.execArgv = stringArray(worker.execArgv, "worker.execArgv");
   if (worker.env !== undefined) {
     checkObject(worker.env, "worker.env");
     for (const [key, value] of Object.entries(worker.env)) {
-      if (typeof value !== "string") throw optionError(TypeError, `knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
+      if (typeof value !== "string")
+        throw optionError(TypeError, `knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
     }
     proc.env = { ...worker.env };
   }
@@ -196,7 +253,10 @@ function envRuntime(env) {
   if (raw === undefined || raw.trim() === "") return undefined;
   const value = raw.trim().toLowerCase();
   if (value !== "thread" && value !== "process") {
-    throw optionError(TypeError, `knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`,
+    );
   }
   return value;
 }
@@ -211,13 +271,28 @@ function resolveWorker(worker, env = process.env) {
   if (fromEnv === "process" && (worker === undefined || (isObject && worker.runtime === undefined))) {
     worker = { ...(worker === undefined ? {} : worker), runtime: "process" };
   }
-  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined, timers: DEFAULT_TIMERS };
+  const out = {
+    runtime: "thread",
+    process: undefined,
+    resourceLimits: undefined,
+    hardTimeoutMs: undefined,
+    resolveAfterFinishingAll: false,
+    bootstrap: undefined,
+    timers: DEFAULT_TIMERS,
+  };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...PROCESS_KEYS], "worker.");
+  checkKeys(
+    worker,
+    ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...PROCESS_KEYS],
+    "worker.",
+  );
   if (worker.timers !== undefined) out.timers = resolveTimers(worker.timers);
   if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
-    throw optionError(TypeError, `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`,
+    );
   }
   if (worker.runtime === "process") {
     out.runtime = "process";
@@ -225,7 +300,10 @@ function resolveWorker(worker, env = process.env) {
   } else {
     const misplaced = PROCESS_KEYS.find((key) => worker[key] !== undefined);
     if (misplaced !== undefined) {
-      throw optionError(TypeError, `knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`,
+      );
     }
   }
   if (worker.resourceLimits !== undefined) {
@@ -236,10 +314,16 @@ function resolveWorker(worker, env = process.env) {
       const value = worker.resourceLimits[key];
       if (value === undefined) continue;
       if (typeof value !== "number") {
-        throw optionError(TypeError, `knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`);
+        throw optionError(
+          TypeError,
+          `knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`,
+        );
       }
       if (!(value > 0 && value <= max)) {
-        throw optionError(RangeError, `knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`);
+        throw optionError(
+          RangeError,
+          `knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`,
+        );
       }
       out.resourceLimits[key] = value;
     }
@@ -247,13 +331,20 @@ function resolveWorker(worker, env = process.env) {
   if (worker.hardTimeoutMs !== undefined) {
     const ms = worker.hardTimeoutMs;
     if (typeof ms !== "number" || !Number.isFinite(ms) || ms <= 0) {
-      throw optionError(RangeError, `knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`);
+      throw optionError(
+        RangeError,
+        `knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`,
+      );
     }
     out.hardTimeoutMs = ms;
   }
   if (worker.resolveAfterFinishingAll !== undefined) {
     if (typeof worker.resolveAfterFinishingAll !== "boolean") {
-      throw optionError(TypeError, `knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ${describe(worker.resolveAfterFinishingAll)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ` +
+          `${describe(worker.resolveAfterFinishingAll)}`,
+      );
     }
     out.resolveAfterFinishingAll = worker.resolveAfterFinishingAll;
   }
@@ -262,10 +353,16 @@ function resolveWorker(worker, env = process.env) {
     checkObject(b, "worker.bootstrap");
     checkKeys(b, ["href", "name", "data"], "worker.bootstrap.");
     if (typeof b.href !== "string" || b.href === "") {
-      throw optionError(TypeError, `knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`,
+      );
     }
     if (b.name !== undefined && (typeof b.name !== "string" || b.name === "")) {
-      throw optionError(TypeError, `knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`,
+      );
     }
     out.bootstrap = { href: b.href, name: b.name, data: b.data };
   }
@@ -280,10 +377,19 @@ function resolveWorkerPermission(input, worker, inline) {
   const policy = resolvePermission(input);
   const runtime = worker.runtime === "process" ? worker.process.runtime : "thread";
   checkPermission(policy, runtime, inline);
-  if (policy !== null && !policy.unrestricted && worker.runtime === "process" && worker.process.execArgv !== undefined) {
+  if (
+    policy !== null &&
+    !policy.unrestricted &&
+    worker.runtime === "process" &&
+    worker.process.execArgv !== undefined
+  ) {
     const flag = worker.process.execArgv.find((f) => PERMISSION_FLAG.test(f));
     if (flag !== undefined) {
-      throw optionError(TypeError, `knitting-native: worker.execArgv has ${flag}, which would fight the permission option's own flags; say it through permission instead`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.execArgv has ${flag}, which would fight the permission option's own flags; say it ` +
+          `through permission instead`,
+      );
     }
   }
   return policy;
@@ -296,13 +402,21 @@ function resolveWorkerPermission(input, worker, inline) {
 function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission"], "");
+  checkKeys(
+    options,
+    ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission"],
+    "",
+  );
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
   const minThreads = options.inliner === undefined ? 1 : 0;
   if (options.threads === 0 && minThreads === 1) {
-    throw optionError(RangeError, `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`);
+    throw optionError(
+      RangeError,
+      `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`,
+    );
   }
-  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
+  const threads =
+    options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
   const debug = resolveDebug(options.debug);
   const resolved = resolvePayload(options.payload === undefined ? {} : options.payload);
   const abortSignalCapacity =

@@ -46,7 +46,16 @@ const DEFAULT_SPIN_MICROS = 50;
  * `{ type: "init-error", error }`.
  */
 function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
-  const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
+  const {
+    control,
+    payload: payloadBuffer,
+    lane: laneIndex,
+    abortBase,
+    tasks,
+    bootstrap,
+    maxPayloadBytes,
+    steal,
+  } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
@@ -80,10 +89,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     if (bootstrap.name === undefined) return;
     const fn = mod[bootstrap.name];
     if (typeof fn !== "function") {
-      throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
+      throw new TypeError(
+        `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
+      );
     }
     // The context knitting gives its bootstrap; workers here always run on Node.
-    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }));
+    await fn(
+      bootstrap.data,
+      Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }),
+    );
   }
 
   async function loadTasks() {
@@ -186,9 +200,12 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
 
   /** What a call rejects with when its result cannot be sent (small: it fits inline). */
   function unsentError(err) {
-    const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
+    const sent = new Error(
+      `knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`,
+    );
     sent.stack = "";
-    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code; // KNT_REGION_CORRUPT, say
+    // Its code, if it has one (KNT_REGION_CORRUPT, say).
+    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code;
     return sent;
   }
 
@@ -249,7 +266,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         Slot.clearExt(i32, w);
         arg = payload.readSlot(u8, 0, len, ext, shared);
       }
-      if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
+      if (typeof table[task] !== "function")
+        throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
       result = abortAware[task] ? table[task](arg, abortToolkit(Slot.signalOf(i32, w))) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
@@ -283,18 +301,24 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     return false;
   }
 
-  runBootstrap().then(loadTasks).then(
-    (loaded) => {
-      // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
-      table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
-      report({ type: "ready" });
-      port.serve();
-    },
-    (err) => {
-      // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
-      report({ type: "init-error", error: err, code: err !== null && typeof err === "object" ? err.code : undefined });
-    },
-  );
+  runBootstrap()
+    .then(loadTasks)
+    .then(
+      (loaded) => {
+        // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
+        table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
+        report({ type: "ready" });
+        port.serve();
+      },
+      (err) => {
+        // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
+        report({
+          type: "init-error",
+          error: err,
+          code: err !== null && typeof err === "object" ? err.code : undefined,
+        });
+      },
+    );
 }
 
 module.exports = { serveLane };

@@ -436,7 +436,9 @@ class Claimant extends StealEnd {
   /** Takes the one spinning turn if spinning leaves the host a core. */
   maySpin() {
     if (this.spinning) return true;
-    const busy = popcount(~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1));
+    const busy = popcount(
+      ~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1),
+    );
     if (busy > this.spinBusyLimit) return false;
     this.spinning = Atomics.compareExchange(this.i32, this.spinner, 0, this.me) === 0;
     return this.spinning;
