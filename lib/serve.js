@@ -21,19 +21,14 @@ const { registry } = require("./task.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
-// How long an idle worker polls REQ before parking (`sleep`).
-// A wake through the kernel and the worker's event loop costs tens of µs
-// here (a futex round trip measured 16-17 µs, Node 20, 2 vCPUs); a caller that awaits
-// each result sends its next call within a few µs, which a short spin
-// catches. The spin runs in Rust (src/spin.rs) because it must yield the
-// CPU between polls: on 2 vCPUs a JS busy-wait that shares a core with the
-// host starves the very thread it waits for. Measured with 2 threads
-// (200,000 tiny calls with 1,000 in flight; 20,000 sequential calls):
-//   spin 20 µs:  1.5-2.0 M calls/s, sequential p50 4.9 µs
-//   spin 50 µs:  2.3-3.0 M calls/s, sequential p50 1.2 µs
-//   spin 200 µs: 2.2-2.9 M calls/s, sequential p50 1.2 µs (longer CPU burn when idle)
-// The same loop with a pure JS spin of 2,000 polls gave 0.8-1.5 M calls/s and
-// a p50 of 13-75 µs.
+// How long an idle worker polls for work before parking (`sleep`). A wake
+// through the kernel and the worker's event loop costs tens of µs; a caller
+// that awaits each result sends its next call within a few µs, which a
+// short spin catches. The spin runs in Rust (src/spin.rs) because it must
+// yield the CPU between polls: on 2 vCPUs a JS busy-wait that shares a core
+// with the host starves the very thread it waits for. 20 µs missed many
+// follow-up calls, 200 µs caught no more than 50 and burns longer when idle:
+// docs/measurements.md, "Worker idle spin".
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
 
