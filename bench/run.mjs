@@ -101,7 +101,7 @@ function parseArgs(argv) {
     cpuCalls: undefined, cpuReps: undefined,
     procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
     payloadReps: undefined, payloadMs: undefined, payloadKinds: undefined, payloadSizes: undefined,
-    payloadPools: undefined, svg: undefined,
+    payloadPools: undefined, payloadBaseline: undefined, svg: undefined,
   };
   const subset = (name, v, known) => {
     const l = list(v);
@@ -154,6 +154,7 @@ function parseArgs(argv) {
       case "--payload-kinds": o.payloadKinds = subset(a, val(), SWEEP_KINDS); break;
       case "--payload-sizes": o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number); break;
       case "--payload-pools": o.payloadPools = subset(a, val(), POOL_KEYS); break;
+      case "--payload-baseline": o.payloadBaseline = val(); break;
       case "--svg": o.svg = val(); break;
       case "--timeout": o.timeout = num(a, val()); break;
       case "--stall": o.stall = num(a, val()); break;

@@ -6,7 +6,8 @@
 // its watchdog reads.
 //
 //   node --expose-gc bench/lib/payload-child.mjs '<job as JSON>'
-import { REPORT_POOLS, LoadError } from "./report-pools.mjs";
+import { pathToFileURL } from "node:url";
+import { REPORT_POOLS, LoadError, loadKnitting } from "./report-pools.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 import { tinyCalls, sequential, echoWindow, foreignLoad } from "./workloads.mjs";
 import { makeSweepCell, sizeLabel, windowFor } from "./payloads.mjs";
@@ -14,7 +15,9 @@ import { makeSweepCell, sizeLabel, windowFor } from "./payloads.mjs";
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
 
 async function runJob(job, phase) {
-  const def = REPORT_POOLS.find((p) => p.key === job.pool);
+  const def = job.pool === "baseline"
+    ? { key: "baseline", label: "knitting-native (baseline)", load: () => loadKnitting(pathToFileURL(job.baseline + "/")) }
+    : REPORT_POOLS.find((p) => p.key === job.pool);
   const cfg = job.cfg;
   const log = (s) => process.stderr.write(`[${def.label}] ${s}\n`);
   const { result, fail, note } = jobRecord({ kind: "payload", key: def.key, label: def.label, rep: job.rep, checked: 0 }, log);

@@ -14,7 +14,7 @@ import { SWEEP_KINDS, SWEEP_SIZES, sizeLabel, windowFor } from "./payloads.mjs";
 import { renderChart } from "./svg-chart.mjs";
 
 const CHILD = fileURLToPath(new URL("./payload-child.mjs", import.meta.url));
-const COLORS = { knitting: "#d9480f", raw: "#495057", piscina: "#1971c2", tinypool: "#2f9e44", workerpool: "#ae3ec9" };
+const COLORS = { knitting: "#d9480f", baseline: "#f59f00", raw: "#495057", piscina: "#1971c2", tinypool: "#2f9e44", workerpool: "#ae3ec9" };
 const KIND_LABEL = { string: "ASCII string", u8: "Uint8Array", object: "object" };
 
 export const PAYLOAD_USAGE = `payload sweep (--only-workload payload; knitting-native, raw postMessage, piscina, tinypool,
@@ -25,6 +25,10 @@ workerpool; a fresh child process per pool per rep; ~3 min with the defaults):
   --payload-kinds L  subset of: ${SWEEP_KINDS.join(",")}
   --payload-sizes L  subset of the sizes in bytes: ${SWEEP_SIZES.join(",")}
   --payload-pools L  subset of: ${REPORT_POOLS.map((p) => p.key).join(",")}
+  --payload-baseline DIR
+                     also run knitting-native from another checkout DIR (say a worktree of an
+                     earlier commit, built), as the row "knitting-native (baseline)": a
+                     before/after ratio measured in the same run
   --svg FILE         the chart (default bench/payload.svg; "-" for none)`;
 
 /** The sweep's configuration from the command line's options `o` (bench/run.mjs). */
@@ -38,6 +42,7 @@ export function payloadConfig(o) {
     stallSec: o.stall,
     svg: o.svg ?? fileURLToPath(new URL("../payload.svg", import.meta.url)),
     pools: o.payloadPools ?? REPORT_POOLS.map((p) => p.key),
+    baseline: o.payloadBaseline ?? null,
     job: {
       threads: o.threads,
       calls,
@@ -54,6 +59,7 @@ export function payloadConfig(o) {
 
 export async function runPayloadSweep(pc) {
   const defs = REPORT_POOLS.filter((p) => pc.pools.includes(p.key));
+  if (pc.baseline) defs.splice(1, 0, { key: "baseline", label: "knitting-native (baseline)" });
   const reps = new Map(defs.map((d) => [d.key, []]));
   const broken = new Set();
   const t0 = Date.now();
@@ -61,7 +67,7 @@ export async function runPayloadSweep(pc) {
     for (const def of defs) {
       if (broken.has(def.key)) continue;
       process.stderr.write(`bench: payload rep ${rep}/${pc.reps}: ${def.label}\n`);
-      const job = { pool: def.key, rep, cfg: pc.job };
+      const job = { pool: def.key, rep, cfg: pc.job, baseline: pc.baseline };
       const r = await superviseChild(CHILD, [JSON.stringify(job)], def.label, pc, (how) => ({ status: "error", error: how, mismatches: 0 }));
       reps.get(def.key).push(r);
       if (r.status !== "ok") broken.add(def.key);

@@ -83,12 +83,12 @@ function sizeOfValue(v, d, seen) {
     if (isDetachedBuffer(v.buffer)) throw new Unsendable("detached", v);
     const tag = v instanceof Buffer ? undefined : typedArrayTag.call(v);
     if (tag !== undefined && KIND_BY_TAG[tag] === undefined) return 5 + v8.serialize(v).length;
-    return 6 + v.byteLength;
+    return 8 + v.byteLength; // its header and padding take 7-14 bytes; 8 at an aligned offset
   }
   if (proto === DateProto) return 9;
   if (proto === ArrayBufferProto) {
     if (isDetachedBuffer(v)) throw new Unsendable("detached", v);
-    return 6 + v.byteLength;
+    return 8 + v.byteLength;
   }
   if (v instanceof Error) {
     total = 2;
