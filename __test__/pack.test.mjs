@@ -61,7 +61,7 @@ test(`the binary for this platform (${binaryName}) is built`, () => {
 
 test("npm pack: exactly the runtime files, the license and this platform's binary", () => {
   const files = packedFiles(root);
-  const libFiles = readdirSync(join(root, "lib"))
+  const libFiles = readdirSync(join(root, "lib"), { recursive: true }) // lib/codec/ too
     .filter((f) => f.endsWith(".js"))
     .map((f) => `lib/${f}`);
   const expected = ["package.json", "README.md", "LICENSE", "index.js", "index.mjs", "index.d.ts", binaryName, ...libFiles].sort();

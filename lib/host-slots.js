@@ -73,11 +73,10 @@ const slotMethods = {
       } else {
         len = this.encoder.encodeInto(call.arg, this.u8, lane.slotPayload(index), L.inlineBytes);
         if (len < 0) {
-          const bytes = this.encoder.encode(call.arg);
-          ext = this.payload.tryWrite(bytes);
-          len = bytes.length;
+          ext = this.payload.tryPlace(this.encoder, call.arg);
           // encode()'s bytes are only valid until the next encode: keep a copy.
-          if (ext === NO_ROOM) return this.waitForRoom(call, bytes.slice());
+          if (ext === NO_ROOM) return this.waitForRoom(call, this.payload.unplaced.slice());
+          len = this.payload.placed;
         }
       }
       Slot.writeRequest(this.i32, lane.slotWord(index), call.task, call.id, len, ext, call.signal);

@@ -160,10 +160,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
     let ext = NO_EXT;
     if (len < 0) {
-      const bytes = encoder.encode(value);
-      ext = payload.tryWrite(bytes);
-      if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
-      len = bytes.length;
+      ext = payload.tryPlace(encoder, value);
+      if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
+      len = payload.placed;
     }
     Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
