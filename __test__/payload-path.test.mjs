@@ -15,7 +15,12 @@ const L = require("../lib/native.js").layout();
 
 // A bound on a hang, not a timing assertion; the timer never holds the process open.
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
 
 const MIB = 1024 * 1024;
 const SIZES = [64, 1024, 16 * 1024, 64 * 1024, MIB, 4 * MIB];
@@ -63,7 +68,8 @@ function assertSame(got, want, what) {
   if (want instanceof ArrayBuffer || ArrayBuffer.isView(want)) {
     assert.equal(Object.prototype.toString.call(got), Object.prototype.toString.call(want), `${what}: type`);
     assert.equal(got.constructor, want.constructor, `${what}: constructor`);
-    const u = (v) => (v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+    const u = (v) =>
+      v instanceof ArrayBuffer ? new Uint8Array(v) : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
     assert.ok(Buffer.from(u(got)).equals(Buffer.from(u(want))), `${what}: bytes differ`);
     const buf = got instanceof ArrayBuffer ? got : got.buffer;
     assert.ok(!(buf instanceof SharedArrayBuffer), `${what}: a copy, not shared memory`);
@@ -78,20 +84,22 @@ test("Encoder#exactSize is the size encode() produces, for every value it answer
     for (const [kind, v] of Object.entries(valuesOf(size, 3))) {
       const exact = enc.exactSize(v);
       const n = enc.encode(v).length;
-      const unknown = kind === "object" || kind === "array" || kind === "DataView" || (typeof v === "string" && v.length < 256);
+      const unknown =
+        kind === "object" || kind === "array" || kind === "DataView" || (typeof v === "string" && v.length < 256);
       if (unknown) assert.equal(exact, -1, `${kind} ${size}`);
       else assert.equal(exact, n, `${kind} ${size}: exactSize ${exact}, encode ${n}`);
     }
   }
   // Too small to be worth it, or nothing known up front: -1.
-  for (const v of ["x".repeat(255), new Uint8Array(0), 1, null, undefined, { a: 1 }, new Map()]) assert.equal(enc.exactSize(v), -1);
+  for (const v of ["x".repeat(255), new Uint8Array(0), 1, null, undefined, { a: 1 }, new Map()])
+    assert.equal(enc.exactSize(v), -1);
   // A view over shared memory goes by reference when the encoder has a hook: not by value.
   const hooked = new Encoder({ shared: { ref: () => [1, 1], pending: [], commit() {}, abort() {} } });
   assert.equal(hooked.exactSize(new Uint8Array(new SharedArrayBuffer(4096))), -1);
   assert.equal(enc.exactSize(new Uint8Array(new SharedArrayBuffer(4096))), 4096 + 8);
 });
 
-test("tryPlace encodes a large string or binary value straight into its block (no scratch encode), the same bytes", () => {
+test("tryPlace encodes a large string or binary value straight into its block (no scratch encode)", () => {
   const region = new PayloadRegion(new SharedArrayBuffer(MIB, { maxByteLength: 8 * MIB }), true);
   const enc = new Encoder({ maxPayloadBytes: 4 * MIB });
   const ref = new Encoder({ maxPayloadBytes: 4 * MIB });
@@ -108,8 +116,12 @@ test("tryPlace encodes a large string or binary value straight into its block (n
       assert.ok(at > 0, `${kind} ${size}`);
       const want = ref.encode(v);
       assert.equal(region.placed, want.length, `${kind} ${size}: byte count`);
-      assert.ok(Buffer.from(region.u8.subarray(at, at + want.length)).equals(Buffer.from(want)), `${kind} ${size}: bytes`);
-      const direct = kind !== "object" && kind !== "array" && kind !== "DataView" && !(typeof v === "string" && v.length < 256);
+      assert.ok(
+        Buffer.from(region.u8.subarray(at, at + want.length)).equals(Buffer.from(want)),
+        `${kind} ${size}: bytes`,
+      );
+      const direct =
+        kind !== "object" && kind !== "array" && kind !== "DataView" && !(typeof v === "string" && v.length < 256);
       assert.equal(scratchEncodes - before, direct ? 0 : 1, `${kind} ${size}: encodes into the scratch buffer`);
       assertSame(region.readSlot(null, 0, region.placed, at), v, `${kind} ${size} decoded`);
     }
@@ -180,8 +192,10 @@ for (const [name, options] of modes) {
     const pool = createPool({ ...options, payload: { maxPayloadBytes: 8 * MIB } })(t);
     try {
       const cases = [];
-      for (const size of SIZES) for (const [kind, v] of Object.entries(valuesOf(size, size % 251))) cases.push([`${kind} ${size}`, v]);
-      // Encoded sizes L.inlineBytes - 1, L.inlineBytes, L.inlineBytes + 1: a string's header is 5 bytes, a Uint8Array's 6.
+      for (const size of SIZES)
+        for (const [kind, v] of Object.entries(valuesOf(size, size % 251))) cases.push([`${kind} ${size}`, v]);
+      // Encoded sizes L.inlineBytes - 1, L.inlineBytes, L.inlineBytes + 1:
+      // a string's header is 5 bytes, a Uint8Array's 6.
       for (const d of [-1, 0, 1]) {
         cases.push([`string of ${L.inlineBytes + d} encoded bytes`, ascii(L.inlineBytes + d - 5, d + 2)]);
         cases.push([`Uint8Array of ${L.inlineBytes + d} encoded bytes`, bytes(L.inlineBytes + d - 6, d + 5)]);
@@ -189,14 +203,18 @@ for (const [name, options] of modes) {
       const results = await within(Promise.all(cases.map(([, v]) => pool.call.echo(v))), 120_000, "the echoes");
       results.forEach((r, i) => assertSame(r, cases[i][1], `${name}: ${cases[i][0]}`));
       // The same one at a time (each on an idle pool: its own placement and answer).
-      for (const [what, v] of cases.filter((_, i) => i % 3 === 0)) assertSame(await pool.call.echo(v), v, `${name} sequential: ${what}`);
+      for (const [what, v] of cases.filter((_, i) => i % 3 === 0))
+        assertSame(await pool.call.echo(v), v, `${name} sequential: ${what}`);
     } finally {
       await pool.shutdown();
     }
   });
 
-  test(`${name}: 1 MiB binary arguments and results through a 4 MiB region wait for room and all arrive intact`, async () => {
-    const pool = createPool({ ...options, payload: { payloadMaxByteLength: 4 * MIB, payloadInitialBytes: MIB, maxPayloadBytes: 2 * MIB } })(t);
+  test(`${name}: 1 MiB binary values through a 4 MiB region wait for room and all arrive intact`, async () => {
+    const pool = createPool({
+      ...options,
+      payload: { payloadMaxByteLength: 4 * MIB, payloadInitialBytes: MIB, maxPayloadBytes: 2 * MIB },
+    })(t);
     try {
       const args = Array.from({ length: 24 }, (_, i) => (i % 3 === 2 ? ascii(MIB, i) : bytes(MIB, i + 1)));
       const results = await within(
@@ -205,7 +223,11 @@ for (const [name, options] of modes) {
         "the calls",
       );
       const rejected = results.filter((r) => r.status === "rejected");
-      assert.equal(rejected.length, 0, `rejected: ${rejected.length}, first: ${rejected[0] && rejected[0].reason.message}`);
+      assert.equal(
+        rejected.length,
+        0,
+        `rejected: ${rejected.length}, first: ${rejected[0] && rejected[0].reason.message}`,
+      );
       results.forEach((r, i) => assertSame(r.value, args[i], `call ${i}`));
       assert.equal(await pool.call.quick(1), 2, "the pool is still usable");
     } finally {

@@ -4,7 +4,8 @@
 // reader's whole read (decode + free), with this checkout's lib/ against the
 // lib/ of another checkout DIR (an earlier commit).
 //   node bench/payload-ab.mjs DIR [--reps 9]
-// Times are CPU time (process.cpuUsage), not wall time. Prints ns per value for each side and after/before (< 1: faster now).
+// Times are CPU time (process.cpuUsage), not wall time. Prints ns per value for each side
+// and after/before (< 1: faster now).
 import { createRequire } from "node:module";
 import path from "node:path";
 import { makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
@@ -37,7 +38,8 @@ function makeSide(m) {
     const bytes = enc.encode(v);
     return [region.tryWrite(bytes), bytes.length];
   };
-  const read = ([at, n]) => (at < 0 ? m.codec.decode(slot, 64 + (-1 - at) * INLINE, n) : region.readSlot(null, 0, n, at));
+  const read = ([at, n]) =>
+    at < 0 ? m.codec.decode(slot, 64 + (-1 - at) * INLINE, n) : region.readSlot(null, 0, n, at);
   return { write, read };
 }
 // CPU time of this (single-threaded) process, in ns: unlike wall time it does not count the time
@@ -80,8 +82,13 @@ for (const kind of ["string", "u8", "object"]) {
       run(made.after, res.after);
     }
     const f = (v) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} µs` : `${v.toFixed(0)} ns`).padStart(9);
-    const bw = med(res.before.w), aw = med(res.after.w), br = med(res.before.r), ar = med(res.after.r);
-    console.log(`${kind.padEnd(6)} ${sizeLabel(size).padStart(6)}  write ${f(bw)} -> ${f(aw)} (${(aw / bw).toFixed(2)})` +
-      `  read ${f(br)} -> ${f(ar)} (${(ar / br).toFixed(2)})  both ${((aw + ar) / (bw + br)).toFixed(2)}`);
+    const bw = med(res.before.w),
+      aw = med(res.after.w),
+      br = med(res.before.r),
+      ar = med(res.after.r);
+    console.log(
+      `${kind.padEnd(6)} ${sizeLabel(size).padStart(6)}  write ${f(bw)} -> ${f(aw)} (${(aw / bw).toFixed(2)})` +
+        `  read ${f(br)} -> ${f(ar)} (${(ar / br).toFixed(2)})  both ${((aw + ar) / (bw + br)).toFixed(2)}`,
+    );
   }
 }

@@ -42,6 +42,10 @@ const r = await echoWindow(pool.call.echo, cell.values, cell.check, calls, windo
 const ns = Number(process.hrtime.bigint() - t0);
 await pool.shutdown();
 const per = (n) => (n / calls).toFixed(2);
-console.log(`${kind} ${size}: ${Math.round(calls / (ns / 1e9)).toLocaleString("en-US")} calls/s (${calls} calls, ${window} in flight, ${r.mismatches} wrong); ` +
-  `host per call: arena.alloc ${per(count.alloc)}, arena.free ${per(count.free)}, encodeInto ${per(count.encodeInto)}, encode ${per(count.encode)}` +
-  "");
+console.log(
+  `${kind} ${size}: ${Math.round(calls / (ns / 1e9)).toLocaleString("en-US")} calls/s ` +
+    `(${calls} calls, ${window} in flight, ${r.mismatches} wrong); ` +
+    `host per call: arena.alloc ${per(count.alloc)}, arena.free ${per(count.free)}, ` +
+    `encodeInto ${per(count.encodeInto)}, encode ${per(count.encode)}` +
+    "",
+);

@@ -65,10 +65,14 @@ for (const kind of kinds) {
     let decodeNs;
     if (inline) {
       slot.set(bytes, 64);
-      decodeNs = nsPerOp(() => { sink += codec.decode(slot, 64, bytes.length) === undefined ? 0 : 1; }, ops);
+      decodeNs = nsPerOp(() => {
+        sink += codec.decode(slot, 64, bytes.length) === undefined ? 0 : 1;
+      }, ops);
     } else {
       const at = region.tryWrite(bytes);
-      decodeNs = nsPerOp(() => { sink += codec.decode(region.u8, at, bytes.length) === undefined ? 0 : 1; }, ops);
+      decodeNs = nsPerOp(() => {
+        sink += codec.decode(region.u8, at, bytes.length) === undefined ? 0 : 1;
+      }, ops);
       region.free(at);
       // place and free measured as pairs, then apart by timing the free alone on blocks placed first
       // as many blocks live as calls in flight at this size (bench/lib/payloads.mjs windowFor)
@@ -90,10 +94,15 @@ for (const kind of kinds) {
     if (sink === -1) console.log("");
     rows.push({ kind, size, encoded: bytes.length, inline, encode, place, decode: decodeNs, free });
     const f = (v) => (Number.isFinite(v) ? (v >= 10_000 ? `${(v / 1000).toFixed(1)} µs` : `${v.toFixed(0)} ns`) : "-");
-    console.log(`${kind.padEnd(6)} ${sizeLabel(size).padStart(7)}  encoded ${String(bytes.length).padStart(8)} B ${inline ? "inline" : "region"}` +
-      `  encode ${f(encode).padStart(9)}  place ${f(place).padStart(9)}  decode ${f(decodeNs).padStart(9)}  free ${f(free).padStart(8)}` +
-      `  one direction ${f(encode + (inline ? 0 : place + free) + decodeNs).padStart(9)}`);
+    console.log(
+      `${kind.padEnd(6)} ${sizeLabel(size).padStart(7)}  ` +
+        `encoded ${String(bytes.length).padStart(8)} B ${inline ? "inline" : "region"}` +
+        `  encode ${f(encode).padStart(9)}  place ${f(place).padStart(9)}  ` +
+        `decode ${f(decodeNs).padStart(9)}  free ${f(free).padStart(8)}` +
+        `  one direction ${f(encode + (inline ? 0 : place + free) + decodeNs).padStart(9)}`,
+    );
   }
 }
 const j = opt("--json", null);
-if (j) writeFileSync(j, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2) + "\n");
+if (j)
+  writeFileSync(j, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2) + "\n");

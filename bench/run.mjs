@@ -133,7 +133,9 @@ function parseArgs(argv) {
       case "--only-workload": {
         o.workloads = list(val());
         const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
-        if (unknown.length || !o.workloads.length) die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        if (unknown.length || !o.workloads.length) {
+          die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        }
         break;
       }
       case "--sched-reps": o.schedReps = num(a, val()); break;

@@ -129,7 +129,8 @@ class PayloadRegion {
       if (result === NO_ROOM) {
         // Full of live blocks, says the arena: with none live that is
         // impossible (task code wrote the header), and waiting would never end.
-        if (this.arena.stats().liveBlocks === 0) throw regionCorruptError("the payload region reports no room although no block in it is live");
+        if (this.arena.stats().liveBlocks === 0)
+          throw regionCorruptError("the payload region reports no room although no block in it is live");
         return NO_ROOM;
       }
       const need = -result;
@@ -141,7 +142,8 @@ class PayloadRegion {
   /** tryWrite for a writer that cannot wait: a full region is an error. */
   write(bytes) {
     const at = this.tryWrite(bytes);
-    if (at === NO_ROOM) throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
+    if (at === NO_ROOM)
+      throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
     return at;
   }
 
@@ -166,13 +168,18 @@ class PayloadRegion {
    */
   readSlot(control, at, length, ext, shared) {
     if (ext === NO_EXT) {
-      if (length < 0 || length > L.inlineBytes) throw regionCorruptError(`a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`);
+      if (length < 0 || length > L.inlineBytes)
+        throw regionCorruptError(
+          `a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`,
+        );
       return decodeOrCorrupt(control, at, length, shared);
     }
     const offset = ext >>> 0;
     if (length < 0 || offset + length > this.u8.length) {
       // Not a block of this region: nothing to decode, nothing to free.
-      throw regionCorruptError(`a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`);
+      throw regionCorruptError(
+        `a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`,
+      );
     }
     try {
       return decodeOrCorrupt(this.u8, offset, length, shared);

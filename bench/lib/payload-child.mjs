@@ -15,12 +15,20 @@ import { makeSweepCell, sizeLabel, windowFor } from "./payloads.mjs";
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
 
 async function runJob(job, phase) {
-  const def = job.pool === "baseline"
-    ? { key: "baseline", label: "knitting-native (baseline)", load: () => loadKnitting(pathToFileURL(job.baseline + "/")) }
-    : REPORT_POOLS.find((p) => p.key === job.pool);
+  const def =
+    job.pool === "baseline"
+      ? {
+          key: "baseline",
+          label: "knitting-native (baseline)",
+          load: () => loadKnitting(pathToFileURL(job.baseline + "/")),
+        }
+      : REPORT_POOLS.find((p) => p.key === job.pool);
   const cfg = job.cfg;
   const log = (s) => process.stderr.write(`[${def.label}] ${s}\n`);
-  const { result, fail, note } = jobRecord({ kind: "payload", key: def.key, label: def.label, rep: job.rep, checked: 0 }, log);
+  const { result, fail, note } = jobRecord(
+    { kind: "payload", key: def.key, label: def.label, rep: job.rep, checked: 0 },
+    log,
+  );
   phase("load");
   let pool;
   try {
@@ -51,7 +59,10 @@ async function runJob(job, phase) {
     const s = note(await sequential(pool.add, cfg.seq), "sequential", cfg.seq);
     noise.seq = fl.stop();
     result.seq = { p50: s.p50, p90: s.p90, p99: s.p99, max: s.max };
-    log(`tiny ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s; sequential p50 ${s.p50.toFixed(2)} µs, p99 ${s.p99.toFixed(2)} µs`);
+    log(
+      `tiny ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s; ` +
+        `sequential p50 ${s.p50.toFixed(2)} µs, p99 ${s.p99.toFixed(2)} µs`,
+    );
 
     for (const kind of cfg.kinds) {
       for (const size of cfg.sizes) {
@@ -71,11 +82,17 @@ async function runJob(job, phase) {
         const e = note(await echoWindow(pool.echo, cell.values, cell.check, calls, window), name, calls);
         const nz = fl.stop();
         result.cells[`${kind}:${size}`] = {
-          callsPerSec: e.callsPerSec, mbPerSec: (e.callsPerSec * cell.bytes) / 1e6, bytes: cell.bytes, calls, window,
+          callsPerSec: e.callsPerSec,
+          mbPerSec: (e.callsPerSec * cell.bytes) / 1e6,
+          bytes: cell.bytes,
+          calls,
+          window,
           foreignCores: nz?.foreignCores ?? null,
         };
-        log(`${name}: ${Math.round(e.callsPerSec).toLocaleString("en-US")} calls/s, ` +
-          `${((e.callsPerSec * cell.bytes) / 1e6).toFixed(1)} MB/s (${calls} calls, ${window} in flight)`);
+        log(
+          `${name}: ${Math.round(e.callsPerSec).toLocaleString("en-US")} calls/s, ` +
+            `${((e.callsPerSec * cell.bytes) / 1e6).toFixed(1)} MB/s (${calls} calls, ${window} in flight)`,
+        );
       }
     }
   } catch (err) {

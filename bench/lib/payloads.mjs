@@ -48,7 +48,11 @@ function makeObject(k) {
     ratio: k / 97,
     color: "#" + ((k * 0x10101) & 0xffffff).toString(16).padStart(6, "0"),
     tags: ["new", `batch-${k % 7}`, "sale"],
-    matrix: [[k, k + 1, k + 2], [true, false], ["x", ["deep", k]]],
+    matrix: [
+      [k, k + 1, k + 2],
+      [true, false],
+      ["x", ["deep", k]],
+    ],
     note: "plain object with mixed field types",
   };
 }
@@ -172,7 +176,10 @@ export function makeSweepCell(kind, size) {
   if (kind === "string") {
     const values = Array.from({ length: nv }, (_, k) => sweepString(size, k));
     return {
-      kind, size, bytes: size, values,
+      kind,
+      size,
+      bytes: size,
+      values,
       check: (r, k) => (r === values[k] ? null : `expected string variant ${k} (${size} chars), got ${describe(r)}`),
     };
   }
@@ -180,10 +187,14 @@ export function makeSweepCell(kind, size) {
     const values = Array.from({ length: nv }, (_, k) => fillBytes(new Uint8Array(size), k + 1));
     const bufs = values.map((u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
     return {
-      kind, size, bytes: size, values,
+      kind,
+      size,
+      bytes: size,
+      values,
       check: (r, k) => {
         if (!isU8(r) || r.byteLength !== size) return `expected a ${size}-byte Uint8Array, got ${describe(r)}`;
-        if (!Buffer.from(r.buffer, r.byteOffset, r.byteLength).equals(bufs[k])) return `the bytes differ from variant ${k}`;
+        if (!Buffer.from(r.buffer, r.byteOffset, r.byteLength).equals(bufs[k]))
+          return `the bytes differ from variant ${k}`;
         return null;
       },
     };
@@ -193,13 +204,20 @@ export function makeSweepCell(kind, size) {
     const bytes = Buffer.byteLength(JSON.stringify(values[0]));
     let n = 0;
     return {
-      kind, size, bytes, values,
+      kind,
+      size,
+      bytes,
+      values,
       check: (r, k) => {
         const full = (n++ & 7) === 0 || !values[k].rows;
         if (full) return deepEqual(r, values[k]) ? null : `expected object variant ${k}, got ${describe(r)}`;
-        return r && r.id === k && Array.isArray(r.rows) && r.rows.length === values[k].rows.length &&
+        return r &&
+          r.id === k &&
+          Array.isArray(r.rows) &&
+          r.rows.length === values[k].rows.length &&
           deepEqual(r.rows[r.rows.length - 1], values[k].rows[r.rows.length - 1])
-          ? null : `expected object variant ${k}, got ${describe(r)}`;
+          ? null
+          : `expected object variant ${k}, got ${describe(r)}`;
       },
     };
   }

@@ -4,10 +4,39 @@
 
 const v8 = require("node:v8");
 const {
-  MAX_DEPTH, T_UNDEFINED, T_NULL, T_FALSE, T_TRUE, T_INT32, T_FLOAT64, T_BIGINT64, T_BIGINT, T_STR8,
-  T_LATIN1, T_UTF16, T_ARRAY, T_OBJECT, T_OBJECT_NULL, T_DATE, T_BINARY, T_ERROR, T_V8, T_SHARED,
-  K_SHARED_BUFFER, K_UINT8, K_BUFFER, K_DATAVIEW, K_ARRAYBUFFER, VIEW_CTORS, E_ERR_FLAG_CAUSE, E_ERR_FLAG_CODE,
-  E_ERR_FLAG_ERRORS, E_ERR_FLAG_PROPS, ERROR_CTORS, isArray, fromCharCode,
+  MAX_DEPTH,
+  T_UNDEFINED,
+  T_NULL,
+  T_FALSE,
+  T_TRUE,
+  T_INT32,
+  T_FLOAT64,
+  T_BIGINT64,
+  T_BIGINT,
+  T_STR8,
+  T_LATIN1,
+  T_UTF16,
+  T_ARRAY,
+  T_OBJECT,
+  T_OBJECT_NULL,
+  T_DATE,
+  T_BINARY,
+  T_ERROR,
+  T_V8,
+  T_SHARED,
+  K_SHARED_BUFFER,
+  K_UINT8,
+  K_BUFFER,
+  K_DATAVIEW,
+  K_ARRAYBUFFER,
+  VIEW_CTORS,
+  E_ERR_FLAG_CAUSE,
+  E_ERR_FLAG_CODE,
+  E_ERR_FLAG_ERRORS,
+  E_ERR_FLAG_PROPS,
+  ERROR_CTORS,
+  isArray,
+  fromCharCode,
 } = require("./format.js");
 const { describeThrown } = require("./explain.js");
 
@@ -34,10 +63,16 @@ function corrupt(why, at) {
 var dShared = null;
 
 function decode(source, offset, length, shared) {
-  if (!(source instanceof Uint8Array) || (offset >>> 0) !== offset || (length >>> 0) !== length ||
-      offset + length > source.length) {
-    throw new RangeError("knitting-native: decode(source, offset, length) needs a Uint8Array source " +
-      "and integer offset/length inside it");
+  if (
+    !(source instanceof Uint8Array) ||
+    offset >>> 0 !== offset ||
+    length >>> 0 !== length ||
+    offset + length > source.length
+  ) {
+    throw new RangeError(
+      "knitting-native: decode(source, offset, length) needs a Uint8Array source " +
+        "and integer offset/length inside it",
+    );
   }
   if (source !== dLastSource) {
     const buf = source.buffer;
@@ -169,20 +204,29 @@ function readString(tag) {
 // for Buffer#latin1Slice (measured); object keys are usually this short.
 function shortLatin1(u8, p, n) {
   switch (n) {
-    case 0: return "";
-    case 1: return fromCharCode(u8[p]);
-    case 2: return fromCharCode(u8[p], u8[p + 1]);
-    case 3: return fromCharCode(u8[p], u8[p + 1], u8[p + 2]);
-    case 4: return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3]);
-    case 5: return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4]);
-    case 6: return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5]);
-    case 7: return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6]);
+    case 0:
+      return "";
+    case 1:
+      return fromCharCode(u8[p]);
+    case 2:
+      return fromCharCode(u8[p], u8[p + 1]);
+    case 3:
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2]);
+    case 4:
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3]);
+    case 5:
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4]);
+    case 6:
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5]);
+    case 7:
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6]);
     case 8:
-      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6],
-        u8[p + 7]);
+      return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6], u8[p + 7]);
   }
-  return fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6],
-    u8[p + 7]) + shortLatin1(u8, p + 8, n - 8);
+  return (
+    fromCharCode(u8[p], u8[p + 1], u8[p + 2], u8[p + 3], u8[p + 4], u8[p + 5], u8[p + 6], u8[p + 7]) +
+    shortLatin1(u8, p + 8, n - 8)
+  );
 }
 
 function sourceBuffer() {
@@ -202,12 +246,23 @@ function readArray(d) {
   // spent ~10% of the [1, 2] decode in GrowFastSmiOrObjectElements).
   d += 1;
   switch (n) {
-    case 0: return [];
-    case 1: return [readValue(d)];
-    case 2: { const a0 = readValue(d); return [a0, readValue(d)]; }
-    case 3: { const a0 = readValue(d); const a1 = readValue(d); return [a0, a1, readValue(d)]; }
+    case 0:
+      return [];
+    case 1:
+      return [readValue(d)];
+    case 2: {
+      const a0 = readValue(d);
+      return [a0, readValue(d)];
+    }
+    case 3: {
+      const a0 = readValue(d);
+      const a1 = readValue(d);
+      return [a0, a1, readValue(d)];
+    }
     case 4: {
-      const a0 = readValue(d); const a1 = readValue(d); const a2 = readValue(d);
+      const a0 = readValue(d);
+      const a1 = readValue(d);
+      const a2 = readValue(d);
       return [a0, a1, a2, readValue(d)];
     }
   }
@@ -510,9 +565,10 @@ function readV8() {
   try {
     return v8.deserialize(copy);
   } catch (err) {
-    const e = err instanceof RangeError && /call stack/.test(err.message)
-      ? new RangeError(`knitting-native: payload nests too deeply for node:v8 to deserialize (${err.message})`)
-      : corrupt(`v8 record rejected: ${describeThrown(err)}`, p);
+    const e =
+      err instanceof RangeError && /call stack/.test(err.message)
+        ? new RangeError(`knitting-native: payload nests too deeply for node:v8 to deserialize (${err.message})`)
+        : corrupt(`v8 record rejected: ${describeThrown(err)}`, p);
     e.cause = err;
     throw e;
   }

@@ -4,17 +4,60 @@
 
 const v8 = require("node:v8");
 const {
-  CODEC_ERRORS, DEFAULT_MAX_PAYLOAD, MAX_DEPTH, T_UNDEFINED, T_NULL, T_FALSE, T_TRUE, T_INT32, T_FLOAT64,
-  T_BIGINT64, T_BIGINT, T_STR8, T_LATIN1, T_UTF16, T_ARRAY, T_OBJECT, T_OBJECT_NULL, T_DATE, T_BINARY,
-  T_ERROR, T_V8, T_SHARED, K_SHARED_BUFFER, K_UINT8, K_BUFFER, K_DATAVIEW, K_ARRAYBUFFER, KIND_BY_TAG,
-  typedArrayTag, E_ERR_FLAG_CAUSE, E_ERR_FLAG_CODE, E_ERR_FLAG_ERRORS, E_ERR_FLAG_PROPS, ERROR_OWN_HANDLED,
-  OVERFLOW, FALLBACK, ObjectProto, DateProto, ArrayBufferProto, SharedArrayBufferProto, getProto, hasOwn,
-  isArray, isView, dateGetTime, NON_LATIN1, I64_MIN, I64_MAX, isDetachedBuffer, Unsendable, OWN_ERRORS,
+  CODEC_ERRORS,
+  DEFAULT_MAX_PAYLOAD,
+  MAX_DEPTH,
+  T_UNDEFINED,
+  T_NULL,
+  T_FALSE,
+  T_TRUE,
+  T_INT32,
+  T_FLOAT64,
+  T_BIGINT64,
+  T_BIGINT,
+  T_STR8,
+  T_LATIN1,
+  T_UTF16,
+  T_ARRAY,
+  T_OBJECT,
+  T_OBJECT_NULL,
+  T_DATE,
+  T_BINARY,
+  T_ERROR,
+  T_V8,
+  T_SHARED,
+  K_SHARED_BUFFER,
+  K_UINT8,
+  K_BUFFER,
+  K_DATAVIEW,
+  K_ARRAYBUFFER,
+  KIND_BY_TAG,
+  typedArrayTag,
+  E_ERR_FLAG_CAUSE,
+  E_ERR_FLAG_CODE,
+  E_ERR_FLAG_ERRORS,
+  E_ERR_FLAG_PROPS,
+  ERROR_OWN_HANDLED,
+  OVERFLOW,
+  FALLBACK,
+  ObjectProto,
+  DateProto,
+  ArrayBufferProto,
+  SharedArrayBufferProto,
+  getProto,
+  hasOwn,
+  isArray,
+  isView,
+  dateGetTime,
+  NON_LATIN1,
+  I64_MIN,
+  I64_MAX,
+  isDetachedBuffer,
+  Unsendable,
+  OWN_ERRORS,
   codecError,
 } = require("./format.js");
-const {
-  sizeOf, describeThrown, unsendableError, v8Failure, findPath, trackGraph,
-} = require("./explain.js");
+const { sizeOf, describeThrown, unsendableError, v8Failure, findPath, trackGraph } = require("./explain.js");
 
 const INITIAL_SCRATCH = 4096;
 const SHRINK_SCRATCH = 1024 * 1024; // a scratch buffer grown past this is dropped on the next encode()
@@ -31,7 +74,8 @@ class Encoder {
       max = options.maxPayloadBytes;
       if (!Number.isSafeInteger(max) || max < 1 || max > 0xffffffff) {
         throw new RangeError(
-          `knitting-native: maxPayloadBytes must be an integer in [1, ${0xffffffff}], got ${String(max)}`);
+          `knitting-native: maxPayloadBytes must be an integer in [1, ${0xffffffff}], got ${String(max)}`,
+        );
       }
     }
     this.maxPayloadBytes = max;
@@ -74,10 +118,16 @@ class Encoder {
   // the whole-payload v8 form that would have been smaller, is only seen by encode(). When `limit`
   // exceeds maxPayloadBytes, the limit error is thrown instead of returning -1 for sizes above it.
   encodeInto(value, target, offset, limit) {
-    if (!(target instanceof Uint8Array) || (offset >>> 0) !== offset || (limit >>> 0) !== limit ||
-        offset + limit > target.length) {
-      throw new RangeError("knitting-native: encodeInto(value, target, offset, limit) needs a Uint8Array " +
-        "target and integer offset/limit inside it");
+    if (
+      !(target instanceof Uint8Array) ||
+      offset >>> 0 !== offset ||
+      limit >>> 0 !== limit ||
+      offset + limit > target.length
+    ) {
+      throw new RangeError(
+        "knitting-native: encodeInto(value, target, offset, limit) needs a Uint8Array " +
+          "target and integer offset/limit inside it",
+      );
     }
     this._bind(target);
     const capped = limit > this.maxPayloadBytes;
@@ -431,7 +481,8 @@ class Encoder {
     }
     const buffer = v.buffer;
     // Over shared memory: by reference when a `shared` hook is given, else its bytes are copied.
-    if (this.shared !== null && getProto(buffer) === SharedArrayBufferProto) return this._shared(kind, buffer, v.byteOffset, n, p);
+    if (this.shared !== null && getProto(buffer) === SharedArrayBufferProto)
+      return this._shared(kind, buffer, v.byteOffset, n, p);
     const bytes = kind === K_UINT8 || kind === K_BUFFER ? v : new Uint8Array(buffer, v.byteOffset, n);
     return this._bytes(kind, bytes, p);
   }
@@ -558,8 +609,12 @@ class Encoder {
     }
     if (OWN_ERRORS.has(err)) return err; // already explained (v8 path, size check)
     // a getter threw, a revoked Proxy, ...
-    return codecError(TypeError, CODEC_ERRORS.SERIALIZE,
-      `knitting-native: serialization failed: ${describeThrown(err)}`, err);
+    return codecError(
+      TypeError,
+      CODEC_ERRORS.SERIALIZE,
+      `knitting-native: serialization failed: ${describeThrown(err)}`,
+      err,
+    );
   }
 
   _limitError(value) {
@@ -571,9 +626,12 @@ class Encoder {
         return this._explain(err, value); // a function/symbol past the point where space ran out
       }
     }
-    return codecError(RangeError, CODEC_ERRORS.LIMIT,
+    return codecError(
+      RangeError,
+      CODEC_ERRORS.LIMIT,
       `knitting-native: payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes}); ` +
-      "raise payload.maxPayloadBytes (createPool option, up to payload.payloadMaxByteLength)");
+        "raise payload.maxPayloadBytes (createPool option, up to payload.payloadMaxByteLength)",
+    );
   }
 }
 

@@ -5,9 +5,25 @@
 
 const v8 = require("node:v8");
 const {
-  CODEC_ERRORS, MAX_DEPTH, KIND_BY_TAG, typedArrayTag, ERROR_OWN_HANDLED, FALLBACK, ObjectProto, DateProto,
-  ArrayBufferProto, getProto, hasOwn, isArray, isView, NON_LATIN1, I64_MIN, I64_MAX, isDetachedBuffer,
-  Unsendable, codecError,
+  CODEC_ERRORS,
+  MAX_DEPTH,
+  KIND_BY_TAG,
+  typedArrayTag,
+  ERROR_OWN_HANDLED,
+  FALLBACK,
+  ObjectProto,
+  DateProto,
+  ArrayBufferProto,
+  getProto,
+  hasOwn,
+  isArray,
+  isView,
+  NON_LATIN1,
+  I64_MIN,
+  I64_MAX,
+  isDetachedBuffer,
+  Unsendable,
+  codecError,
 } = require("./format.js");
 
 // --- exact encoded size (cold path: only for the maxPayloadBytes error message) --------------------
@@ -137,20 +153,33 @@ function unsendableError(kind, value, path) {
     try {
       if (typeof value.name === "string" && value.name !== "") name = ` "${value.name}"`;
     } catch {}
-    return codecError(TypeError, CODEC_ERRORS.FUNCTION,
-      `knitting-native: cannot send a function${name}${where}; send data, not code`);
+    return codecError(
+      TypeError,
+      CODEC_ERRORS.FUNCTION,
+      `knitting-native: cannot send a function${name}${where}; send data, not code`,
+    );
   }
   if (kind === "shared") {
-    return codecError(TypeError, CODEC_ERRORS.SERIALIZE,
+    return codecError(
+      TypeError,
+      CODEC_ERRORS.SERIALIZE,
       `knitting-native: cannot send a SharedArrayBuffer${where} here: it passes by reference only between ` +
-      "the threads of one process (worker threads); copy it into an ArrayBuffer or a typed array to send it by value");
+        "the threads of one process (worker threads); copy it into an ArrayBuffer or a typed array to send it by value",
+    );
   }
   if (kind === "symbol") {
-    return codecError(TypeError, CODEC_ERRORS.SYMBOL,
-      `knitting-native: cannot send a symbol (${value.toString()})${where}; symbols cannot be serialized`);
+    return codecError(
+      TypeError,
+      CODEC_ERRORS.SYMBOL,
+      `knitting-native: cannot send a symbol (${value.toString()})${where}; symbols cannot be serialized`,
+    );
   }
-  return codecError(TypeError, CODEC_ERRORS.SERIALIZE,
-    `knitting-native: serialization failed${where}: ${isView(value) ? "the ArrayBuffer behind this view" : "an ArrayBuffer"} is detached and cannot be sent`);
+  return codecError(
+    TypeError,
+    CODEC_ERRORS.SERIALIZE,
+    `knitting-native: serialization failed${where}: ` +
+      `${isView(value) ? "the ArrayBuffer behind this view" : "an ArrayBuffer"} is detached and cannot be sent`,
+  );
 }
 
 // node:v8 rejected the value. Functions/symbols/detached buffers reachable through data containers
@@ -167,8 +196,12 @@ function v8Failure(err, root) {
     const inner = scan(root, null, true);
     if (inner !== null) where = inner.path === "" ? " (at top level)" : ` (at ${inner.path})`;
   } catch {}
-  return codecError(TypeError, CODEC_ERRORS.SERIALIZE,
-    `knitting-native: serialization failed${where}: ${describeThrown(err)}`, err);
+  return codecError(
+    TypeError,
+    CODEC_ERRORS.SERIALIZE,
+    `knitting-native: serialization failed${where}: ${describeThrown(err)}`,
+    err,
+  );
 }
 
 function findPath(root, target) {
@@ -298,5 +331,10 @@ class SetTracker {
 }
 
 module.exports = {
-  describeThrown, findPath, sizeOf, trackGraph, unsendableError, v8Failure,
+  describeThrown,
+  findPath,
+  sizeOf,
+  trackGraph,
+  unsendableError,
+  v8Failure,
 };

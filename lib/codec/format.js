@@ -91,22 +91,40 @@ const K_BUFFER = 11;
 const K_DATAVIEW = 12;
 const K_ARRAYBUFFER = 13;
 const VIEW_CTORS = [
-  Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array,
-  Float32Array, Float64Array, BigInt64Array, BigUint64Array,
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
 ];
 const KIND_BY_TAG = Object.create(null);
 for (let i = 0; i < VIEW_CTORS.length; i++) KIND_BY_TAG[VIEW_CTORS[i].name] = i;
 // %TypedArray%.prototype[@@toStringTag] getter: the element kind, immune to subclassing and to
 // overwritten `constructor` properties; undefined for anything that is not a typed array.
 const typedArrayTag = Object.getOwnPropertyDescriptor(
-  Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag).get;
+  Object.getPrototypeOf(Uint8Array.prototype),
+  Symbol.toStringTag,
+).get;
 
 const E_ERR_FLAG_CAUSE = 1;
 const E_ERR_FLAG_CODE = 2;
 const E_ERR_FLAG_ERRORS = 4;
 const E_ERR_FLAG_PROPS = 8;
 const ERROR_CTORS = Object.assign(Object.create(null), {
-  Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, AggregateError,
+  Error,
+  TypeError,
+  RangeError,
+  SyntaxError,
+  ReferenceError,
+  EvalError,
+  URIError,
+  AggregateError,
 });
 const ERROR_OWN_HANDLED = new Set(["name", "message", "stack", "cause", "code", "errors"]);
 
@@ -160,11 +178,59 @@ function codecError(Ctor, code, message, cause) {
 }
 
 module.exports = {
-  ArrayBufferProto, CODEC_ERRORS, DEFAULT_MAX_PAYLOAD, DateProto, ERROR_CTORS, ERROR_OWN_HANDLED,
-  E_ERR_FLAG_CAUSE, E_ERR_FLAG_CODE, E_ERR_FLAG_ERRORS, E_ERR_FLAG_PROPS, FALLBACK, I64_MAX, I64_MIN,
-  KIND_BY_TAG, K_ARRAYBUFFER, K_BUFFER, K_DATAVIEW, K_SHARED_BUFFER, K_UINT8, MAX_DEPTH, NON_LATIN1,
-  OVERFLOW, OWN_ERRORS, ObjectProto, SharedArrayBufferProto, T_ARRAY, T_BIGINT, T_BIGINT64, T_BINARY, T_DATE,
-  T_ERROR, T_FALSE, T_FLOAT64, T_INT32, T_LATIN1, T_NULL, T_OBJECT, T_OBJECT_NULL, T_SHARED, T_STR8, T_TRUE,
-  T_UNDEFINED, T_UTF16, T_V8, Unsendable, VIEW_CTORS, codecError, dateGetTime, fromCharCode, getProto,
-  hasOwn, isArray, isDetachedBuffer, isView, typedArrayTag,
+  ArrayBufferProto,
+  CODEC_ERRORS,
+  DEFAULT_MAX_PAYLOAD,
+  DateProto,
+  ERROR_CTORS,
+  ERROR_OWN_HANDLED,
+  E_ERR_FLAG_CAUSE,
+  E_ERR_FLAG_CODE,
+  E_ERR_FLAG_ERRORS,
+  E_ERR_FLAG_PROPS,
+  FALLBACK,
+  I64_MAX,
+  I64_MIN,
+  KIND_BY_TAG,
+  K_ARRAYBUFFER,
+  K_BUFFER,
+  K_DATAVIEW,
+  K_SHARED_BUFFER,
+  K_UINT8,
+  MAX_DEPTH,
+  NON_LATIN1,
+  OVERFLOW,
+  OWN_ERRORS,
+  ObjectProto,
+  SharedArrayBufferProto,
+  T_ARRAY,
+  T_BIGINT,
+  T_BIGINT64,
+  T_BINARY,
+  T_DATE,
+  T_ERROR,
+  T_FALSE,
+  T_FLOAT64,
+  T_INT32,
+  T_LATIN1,
+  T_NULL,
+  T_OBJECT,
+  T_OBJECT_NULL,
+  T_SHARED,
+  T_STR8,
+  T_TRUE,
+  T_UNDEFINED,
+  T_UTF16,
+  T_V8,
+  Unsendable,
+  VIEW_CTORS,
+  codecError,
+  dateGetTime,
+  fromCharCode,
+  getProto,
+  hasOwn,
+  isArray,
+  isDetachedBuffer,
+  isView,
+  typedArrayTag,
 };
