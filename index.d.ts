@@ -398,7 +398,10 @@ export interface WorkerOptions {
    * @default the host's runtime ("node" on Node.js)
    */
   processRuntime?: "node" | "deno" | "bun";
-  /** Runtime "process": path of the `processRuntime` executable (must be executable, else `KNT_RUNTIME_UNAVAILABLE`). */
+  /**
+   * Runtime "process": path of the `processRuntime` executable (must be executable, else
+   * `KNT_RUNTIME_UNAVAILABLE`).
+   */
   processExecutable?: string;
   /**
    * Runtime "process": `"inherit"` maps an anonymous memfd that each child
@@ -417,7 +420,8 @@ export interface WorkerOptions {
   /**
    * Runtime "process": flags of each worker process's runtime (for Deno,
    * after `deno run`: its permissions).
-   * @default Node workers of a Node host: the host's `process.execArgv` without `--inspect*`, `--eval`/`--print`, `--test*` and `--watch*`; Deno workers: `["--allow-all"]`; otherwise `[]`
+   * @default Node workers of a Node host: the host's `process.execArgv` without `--inspect*`,
+   * `--eval`/`--print`, `--test*` and `--watch*`; Deno workers: `["--allow-all"]`; otherwise `[]`
    */
   execArgv?: string[];
   /** Runtime "process": the whole environment of each worker process. @default process.env */

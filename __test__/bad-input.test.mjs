@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createPool, task, stableTaskID } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import { within, settleAll, show } from "./fixtures/fault-helpers.mjs";
-import { runtime, skipOn } from "./fixtures/runtime.mjs";
+import { runtime, } from "./fixtures/runtime.mjs";
 
 const native = createRequire(import.meta.url)("../lib/native.js");
 const SETTLE_MS = 20_000;
@@ -162,10 +162,16 @@ test("task() rejects wrong definitions with a TypeError/RangeError naming the ke
   assert.throws(() => stableTaskID("file:///x", "0"), TypeError);
 });
 
-test("worker.resourceLimits on a runtime without worker heap limits is refused, naming the runtime", { skip: runtime === "node" ? "node: worker threads take resourceLimits" : false }, () => {
+const nodeTakesLimits = runtime === "node" ? "node: worker threads take resourceLimits" : false;
+test("worker.resourceLimits on a runtime without worker heap limits is refused, naming the runtime", {
+  skip: nodeTakesLimits,
+}, () => {
   assert.throws(
     () => createPool({ threads: 1, worker: { resourceLimits: { maxOldGenerationSizeMb: 64 } } })(T),
-    (err) => err instanceof TypeError && err.code === "KNT_INVALID_OPTION" && err.message.includes(`worker.resourceLimits is not supported on ${runtime}`),
+    (err) =>
+      err instanceof TypeError &&
+      err.code === "KNT_INVALID_OPTION" &&
+      err.message.includes(`worker.resourceLimits is not supported on ${runtime}`),
   );
 });
 
@@ -342,7 +348,7 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
     const calls = [];
     const expect = [];
     let good = 0;
-    for (let round = 0; good < 1000; round++) {
+    while (good < 1000) {
       for (const [name, make, Ctor, code, pattern] of BAD_ARGUMENTS) {
         calls.push(pool.call.echo(make()));
         expect.push({ name, Ctor, code, pattern });

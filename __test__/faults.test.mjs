@@ -206,7 +206,10 @@ test(`process.exit(3) from a timer after the task returned (${steal ? "stealing"
   workerDies((pool) => pool.call.exitLater([3, 50]), { exitCode: 3, killerResolves: true }, steal));
 }
 
-test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its calls and is replaced", { skip: skipOn({ bun: "worker threads take no resourceLimits here (refused with KNT_INVALID_OPTION)", deno: "worker threads take no resourceLimits here (refused with KNT_INVALID_OPTION)" }) }, async () => {
+const noLimits = "worker threads take no resourceLimits here (refused with KNT_INVALID_OPTION)";
+test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its calls and is replaced", {
+  skip: skipOn({ bun: noLimits, deno: noLimits }),
+}, async () => {
   const pool = createPool({ threads: 1, worker: { resourceLimits: { maxOldGenerationSizeMb: 32 } } })(T);
   try {
     const p = await warm(pool);
@@ -242,7 +245,7 @@ for (const steal of [false, true]) test(`a worker terminated from outside with c
     let v = 1;
     if (steal) {
       const held = [0, 0];
-      for (let i = 0; i < p.shared.slots; i++) if (p.shared.calls[i] !== null) held[p.shared.ownerOf(i)]++;
+      for (let i = 0; i < p.topology.submit.slots; i++) if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
       v = held[1] > 0 ? 1 : 0;
     }
     const victim = p.workers[v];
@@ -300,7 +303,7 @@ test("calls a worker answered before it died resolve with their results", async 
   const pool = createPool({ threads: 1 })(T);
   try {
     const p = await warm(pool);
-    const lane = p.lanes[0];
+    const lane = p.topology.lanes[0];
     const victim = p.workers[0].threadId;
     const dying = pool.call.exitLater([5, 50]); // answers at once, exits 50 ms later
     const other = pool.call.whoAmI("answered too");
@@ -317,7 +320,9 @@ test("calls a worker answered before it died resolve with their results", async 
     // Node reports the exit before the host reads the answers (the case
     // this test is for); Deno reports a worker's exit later, after them.
     const exited = () => p.workers[0] === null || p.workers[0].threadId !== victim;
-    for (let waited = 0; !exited() && waited < SETTLE_MS; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let waited = 0; !exited() && waited < SETTLE_MS; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     assert.ok(p.workers[0] === null || p.workers[0].threadId !== victim, "the worker did exit");
     assert.deepEqual(a, { status: "fulfilled", value: { threadId: victim } }, `exitLater: ${show(a)}`);
     assert.deepEqual(b, { status: "fulfilled", value: { v: "answered too", threadId: victim } }, `whoAmI: ${show(b)}`);

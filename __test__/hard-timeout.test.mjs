@@ -52,7 +52,9 @@ for (const [name, options] of modes) {
       // per worker.
       // Their outcomes are taken at once: one may fail (its worker replaced)
       // while the test still waits for the other worker's runaway.
-      const innocents = Array.from({ length: options.threads }, () => outcome(pool.call.waitForRunaway(limit / 4), "an async call"));
+      const innocents = Array.from({ length: options.threads }, () =>
+        outcome(pool.call.waitForRunaway(limit / 4), "an async call"),
+      );
       await sleep(10);
       const runaways = Array.from({ length: options.threads }, () => pool.call.spinForever());
       for (const r of await Promise.all(runaways.map((p) => outcome(p, "a runaway")))) {

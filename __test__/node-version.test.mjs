@@ -9,7 +9,9 @@ import { fileURLToPath } from "node:url";
 import { skipOn } from "./fixtures/runtime.mjs";
 
 // Each case starts a child with node's --require preload and -e.
-const skip = skipOn({ deno: "fakes an old Node.js through node's --require and -e, which deno's command line does not take" });
+const skip = skipOn({
+  deno: "fakes an old Node.js through node's --require and -e, which deno's command line does not take",
+});
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const preload = fileURLToPath(new URL("./fixtures/fake-node-version.cjs", import.meta.url));
@@ -35,7 +37,9 @@ function assertRefused(child, node, napi) {
   assert.doesNotMatch(child.stderr, /native addon|npm run build/, "refused before looking for a binary");
 }
 
-test("an N-API older than 8 is refused, naming the N-API and Node.js versions needed (require and import)", { skip }, () => {
+test("an N-API older than 8 is refused, naming the N-API and Node.js versions needed (require and import)", {
+  skip,
+}, () => {
   assertRefused(load({ node: "15.0.0", napi: "7" }), "15.0.0", "7");
   assertRefused(load({ node: "15.0.0", napi: "7", esm: true }), "15.0.0", "7");
   assertRefused(load({ node: "12.0.0", napi: "4" }), "12.0.0", "4");

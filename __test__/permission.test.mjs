@@ -18,7 +18,12 @@ const linux = process.platform === "linux";
 const THREAD = { runtime: "thread" };
 // Node worker processes' permission model: a Bun or Deno host refuses a
 // policy for its worker processes (the test after these says so).
-const skip = !linux ? "process workers need Linux" : runtime !== "node" ? `${runtime}: these check Node's permission model in Node worker processes of a Node host; a ${runtime} host refuses a policy for worker processes (tested below)` : false;
+const skip = !linux
+  ? "process workers need Linux"
+  : runtime !== "node"
+    ? `${runtime}: these check Node's permission model in Node worker processes of a Node host; ` +
+      `a ${runtime} host refuses a policy for worker processes (tested below)`
+    : false;
 // Resolved, so that the paths given match what the worker's runtime checks.
 const base = realpathSync(mkdtempSync(join(tmpdir(), "knt-perm-")));
 const dirA = join(base, "a");
@@ -130,9 +135,22 @@ test("a scoped net list is refused for Node worker processes (all-or-nothing or 
   return processPool({ net: true }).shutdown();
 });
 
-test("a Bun or Deno host refuses a policy for its worker processes, naming the runtime (their permission flags are not mapped)", { skip: !linux ? "process workers need Linux" : runtime === "node" ? "node: the host maps Node's permission flags (tested above)" : false }, () => {
-  assert.throws(() => processPool({ read: [dirA] }), invalidOption(new RegExp(`permission is not supported yet for worker\\.processRuntime "${runtime}"`)));
-  assert.throws(() => processPool("strict", { processRuntime: "node" }), invalidOption(/needs a Node\.js host.*this host runs/));
+const onlyOtherHosts = !linux
+  ? "process workers need Linux"
+  : runtime === "node"
+    ? "node: the host maps Node's permission flags (tested above)"
+    : false;
+test("a Bun or Deno host refuses a policy for its worker processes, naming the runtime (flags not mapped)", {
+  skip: onlyOtherHosts,
+}, () => {
+  assert.throws(
+    () => processPool({ read: [dirA] }),
+    invalidOption(new RegExp(`permission is not supported yet for worker\\.processRuntime "${runtime}"`)),
+  );
+  assert.throws(
+    () => processPool("strict", { processRuntime: "node" }),
+    invalidOption(/needs a Node\.js host.*this host runs/),
+  );
   // Nothing restricted: accepted.
   return processPool({ mode: "unsafe", console: false }).shutdown();
 });

@@ -18,7 +18,12 @@ const required = process.env.KNITTING_TEST_REQUIRE_RUNTIMES === "1";
 
 function executable(name) {
   const given = process.env[`KNITTING_TEST_${name.toUpperCase()}`];
-  const candidates = given ? [given] : (process.env.PATH || "").split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const candidates = given
+    ? [given]
+    : (process.env.PATH || "")
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, name));
   for (const file of candidates) {
     try {
       accessSync(file, constants.X_OK);
@@ -45,13 +50,17 @@ for (const name of ["bun", "deno"]) {
     const env = { ...process.env, KNITTING_TEST_PROCESS_RUNTIME: name, KNITTING_TEST_PROCESS_EXECUTABLE: exe };
     delete env.KNITTING_DEBUG;
     delete env.NODE_TEST_CONTEXT; // a fresh test run, not a subtest of this one
-    const child = spawnSync(process.execPath, ["--test", "--test-concurrency=1", "--test-reporter=tap", "__test__/process-workers.test.mjs"], {
-      cwd: root,
-      env,
-      encoding: "utf8",
-      timeout: 600_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const child = spawnSync(
+      process.execPath,
+      ["--test", "--test-concurrency=1", "--test-reporter=tap", "__test__/process-workers.test.mjs"],
+      {
+        cwd: root,
+        env,
+        encoding: "utf8",
+        timeout: 600_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     const out = `${child.stdout}${child.stderr}`;
     const failed = out.split("\n").filter((l) => /^\s*not ok /.test(l));
     assert.equal(child.error, undefined, String(child.error));

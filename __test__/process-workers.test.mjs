@@ -28,11 +28,14 @@ const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 const childRuntime = process.env.KNITTING_TEST_PROCESS_RUNTIME || hostRuntime;
 const childExecutable = process.env.KNITTING_TEST_PROCESS_EXECUTABLE || undefined;
 /** The worker options that pick the workers' runtime (none for the default). */
-const childOptions = childRuntime === hostRuntime ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
-const onlyNodeChildren = (why) => (skip !== false ? skip : childRuntime === "node" ? false : `${childRuntime} worker processes: ${why}`);
+const childOptions =
+  childRuntime === hostRuntime ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
+const onlyNodeChildren = (why) =>
+  skip !== false ? skip : childRuntime === "node" ? false : `${childRuntime} worker processes: ${why}`;
 
 function processPool(options, tasks) {
-  return createPool({ threads: 1, ...options, worker: { runtime: "process", ...childOptions, ...options.worker } })(tasks);
+  const worker = { runtime: "process", ...childOptions, ...options.worker };
+  return createPool({ threads: 1, ...options, worker })(tasks);
 }
 
 async function waitUntil(predicate, what) {
@@ -259,7 +262,9 @@ test("named shared memory: the name goes once workers mapped it, and after a cra
 
 test("named shared memory: nothing is left after the host is SIGKILLed, and its workers exit", { skip }, async () => {
   const prefix = uniquePrefix("killed-host");
-  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix, JSON.stringify(childOptions)], { stdio: ["ignore", "pipe", "inherit"] });
+  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix, JSON.stringify(childOptions)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   host.stdout.on("data", (chunk) => (out += chunk));
   const exited = new Promise((resolve) => host.on("exit", (code, signal) => resolve(signal)));
@@ -299,7 +304,11 @@ test("worker.processCommandPrefix wraps the command; processArgs, execArgv and e
   }
 });
 
-test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: hostRuntime !== "node" ? `${hostRuntime}: starts a host with node's --inspect and -e` : onlyNodeChildren("a Node host's flags go to Node worker processes only") }, async () => {
+const nodeFlags =
+  hostRuntime !== "node"
+    ? `${hostRuntime}: starts a host with node's --inspect and -e`
+    : onlyNodeChildren("a Node host's flags go to Node worker processes only");
+test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: nodeFlags }, async () => {
   const script = `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import { surroundings } from ${JSON.stringify(new URL("./fixtures/process-tasks.mjs", import.meta.url).href)};
@@ -346,7 +355,10 @@ test("worker.processExecutable that is not an executable is refused, naming it a
   const missing = fileURLToPath(new URL("./fixtures/no-such-runtime", import.meta.url));
   for (const runtime of ["node", "deno", "bun"]) {
     assert.throws(
-      () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })({ add }),
+      () =>
+        createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })({
+          add,
+        }),
       (err) =>
         err.code === "KNT_RUNTIME_UNAVAILABLE" &&
         err.message.includes(`worker.processRuntime "${runtime}"`) &&
@@ -355,7 +367,8 @@ test("worker.processExecutable that is not an executable is refused, naming it a
   }
   assert.throws(
     () => createPool({ threads: 1, worker: { runtime: "process", processExecutable: "" } })({ add }),
-    (err) => err.code === "KNT_INVALID_OPTION" && /worker\.processExecutable must be a non-empty path/.test(err.message),
+    (err) =>
+      err.code === "KNT_INVALID_OPTION" && /worker\.processExecutable must be a non-empty path/.test(err.message),
   );
 });
 

@@ -114,7 +114,10 @@ for (const [variant, config, pattern] of laneBrokenCases) {
   });
 }
 
-test("the checker drives the shipped loops: serve() is exactly `while (this.turn());`", { skip: skipOn({ bun: "Bun prints transpiled function text (`while (this.turn()) ;`), which this test compares" }) }, async () => {
+const transpiled = "Bun prints transpiled function text (`while (this.turn()) ;`), which this test compares";
+test("the checker drives the shipped loops: serve() is exactly `while (this.turn());`", {
+  skip: skipOn({ bun: transpiled }),
+}, async () => {
   // The models run each turn of serve()'s loop as its own op; that is only
   // the shipped loop if serve() is that loop and nothing else.
   const { createRequire } = await import("node:module");

@@ -31,7 +31,10 @@ function runtimeArgs(args) {
  */
 function run(args, { env = {}, limitMs = 30_000 } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, runtimeArgs(args), { cwd: ROOT, env: { ...process.env, KNITTING_DEBUG: "", ...env } });
+    const child = spawn(process.execPath, runtimeArgs(args), {
+      cwd: ROOT,
+      env: { ...process.env, KNITTING_DEBUG: "", ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -102,7 +105,13 @@ for (const [runtime, doorbell] of [["thread", true], ["thread", false], ["proces
   });
 }
 
-test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error is printed once without any debug flag", { skip: skipOn({ deno: "the task module's listen() fails before the worker reports ready on Deno, so the pool rejects pool.ready (a lane whose first worker dies while starting fails the pool) and no back-off follows; Deno also prints each worker's uncaught error itself" }) }, async () => {
+const denoListen =
+  "the task module's listen() fails before the worker reports ready on Deno, so the pool rejects pool.ready " +
+  "(a lane whose first worker dies while starting fails the pool) and no back-off follows; " +
+  "Deno also prints each worker's uncaught error itself";
+test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error is printed once without any debug flag", {
+  skip: skipOn({ deno: denoListen }),
+}, async () => {
   const r = await run([fixture("trap-listen.mjs")], { env: { TRAP_WINDOW_MS: "4000" } });
   assert.equal(r.timedOut, false, r.stderr);
   assert.equal(r.code, 0, r.stderr);
@@ -260,7 +269,7 @@ for (const [label, options] of [
       assert.ok(made.buffer instanceof SharedArrayBuffer && made.length === 3, "a worker's SharedArrayBuffer reaches the host");
       // A SharedArrayBuffer in a call that goes through the payload region.
       assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), { shared: true, bytes: 16, big: 5000 });
-      if (internal.sharedRefs !== null && internal.inline === null) {
+      if (internal.sharedRefs !== null && internal.topology.inline === null) {
         assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
         assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
       }
@@ -297,7 +306,11 @@ test("worker.bootstrap gets (data, { thread, totalNumberOfThread, runtime })", a
     const seen = new Set();
     for (let i = 0; i < 200 && seen.size < 2; i++) seen.add(JSON.stringify(await pool.call.bootContext()));
     const contexts = [...seen].map((s) => JSON.parse(s)).sort((a, b) => a.context.thread - b.context.thread);
-    assert.deepEqual(contexts[0], { data: { tag: "t1" }, context: { thread: 0, totalNumberOfThread: 2, runtime: hostRuntime }, frozen: true });
+    assert.deepEqual(contexts[0], {
+      data: { tag: "t1" },
+      context: { thread: 0, totalNumberOfThread: 2, runtime: hostRuntime },
+      frozen: true,
+    });
     if (contexts.length === 2) assert.equal(contexts[1].context.thread, 1);
   } finally {
     await pool.shutdown();

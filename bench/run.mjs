@@ -33,6 +33,9 @@ import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
+import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
+import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
+import { POOL_KEYS } from "./lib/report-pools.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -50,7 +53,7 @@ const USAGE = `usage: node bench/run.mjs [options]
                      comma-separated subset of: calls (the main table: tiny calls and
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
-                     dispatcher-scaling, cpu-bound, process (default: all)
+                     dispatcher-scaling, cpu-bound, process, payload (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
@@ -83,6 +86,7 @@ a fresh child process per pool per rep; ~40 s with the defaults):
   --fork-calls N     tiny calls for the fork + send pool, fewer as it is ~30x slower
                      (default 20000; --quick: 5000)
   --fork-seq N       sequential-latency calls for the fork + send pool (default 2000; --quick: 500)
+${PAYLOAD_USAGE}
   --report           the full report instead (adds tinypool and workerpool and more
                      workloads; writes bench/report.md and bench/report.svg):
                      see node bench/run.mjs --report --help
@@ -96,6 +100,14 @@ function parseArgs(argv) {
     randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
     cpuCalls: undefined, cpuReps: undefined,
     procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
+    payloadReps: undefined, payloadMs: undefined, payloadKinds: undefined, payloadSizes: undefined,
+    payloadPools: undefined, payloadBaseline: undefined, svg: undefined,
+  };
+  const subset = (name, v, known) => {
+    const l = list(v);
+    const unknown = l.filter((x) => !known.includes(x));
+    if (unknown.length || !l.length) die(`${name}: unknown value(s) ${unknown.join(", ")} (known: ${known.join(", ")})`);
+    return l;
   };
   const num = (name, v) => {
     const n = Number(v);
@@ -121,7 +133,9 @@ function parseArgs(argv) {
       case "--only-workload": {
         o.workloads = list(val());
         const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
-        if (unknown.length || !o.workloads.length) die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        if (unknown.length || !o.workloads.length) {
+          die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        }
         break;
       }
       case "--sched-reps": o.schedReps = num(a, val()); break;
@@ -137,6 +151,13 @@ function parseArgs(argv) {
       case "--proc-seq": o.procSeq = num(a, val()); break;
       case "--fork-calls": o.forkCalls = num(a, val()); break;
       case "--fork-seq": o.forkSeq = num(a, val()); break;
+      case "--payload-reps": o.payloadReps = num(a, val()); break;
+      case "--payload-ms": o.payloadMs = num(a, val()); break;
+      case "--payload-kinds": o.payloadKinds = subset(a, val(), SWEEP_KINDS); break;
+      case "--payload-sizes": o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number); break;
+      case "--payload-pools": o.payloadPools = subset(a, val(), POOL_KEYS); break;
+      case "--payload-baseline": o.payloadBaseline = val(); break;
+      case "--svg": o.svg = val(); break;
       case "--timeout": o.timeout = num(a, val()); break;
       case "--stall": o.stall = num(a, val()); break;
       case "--inproc": o.inproc = true; break;
@@ -151,7 +172,7 @@ function parseArgs(argv) {
 }
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload"];
 
 const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -555,12 +576,19 @@ async function main() {
   const runsProc = opts.workloads.includes("process");
   const proc = procConfig(opts);
   if (runsProc) process.stderr.write(`bench: then process, reps ${proc.reps}\n`);
+  const runsPayload = opts.workloads.includes("payload");
+  const payload = payloadConfig(opts);
+  if (runsPayload) process.stderr.write(`bench: then the payload sweep, reps ${payload.reps}\n`);
 
   const out = [];
   out.push("");
   out.push(`knitting-native benchmark — ${date.toISOString()}`);
   // Under Bun and Deno (bench:bun, bench:deno) the pools run on that runtime.
-  const runtime = process.versions.bun ? `Bun ${process.versions.bun}` : process.versions.deno ? `Deno ${process.versions.deno}` : `Node ${process.version}`;
+  const runtime = process.versions.bun
+    ? `Bun ${process.versions.bun}`
+    : process.versions.deno
+      ? `Deno ${process.versions.deno}`
+      : `Node ${process.version}`;
   out.push(`${runtime} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
     `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
   const calls = runsCalls ? await callsTable(opts, cfg, selected) : null;
@@ -571,8 +599,10 @@ async function main() {
   if (s.lines.length) console.log(s.lines.join("\n"));
   const p = runsProc ? await runProcess(proc) : null;
   if (p) console.log(["", ...p.lines].join("\n"));
-  const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? [])];
-  const failed = [...(calls?.failed ?? []), ...s.failed, ...(p?.failed ?? [])];
+  const pay = runsPayload ? await runPayloadSweep(payload) : null;
+  if (pay) console.log(pay.lines.join("\n"));
+  const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
+  const failed = [...(calls?.failed ?? []), ...s.failed, ...(p?.failed ?? []), ...(pay?.failed ?? [])];
 
   if (opts.json) {
     const json = {
@@ -585,6 +615,7 @@ async function main() {
       targets: calls?.targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })) ?? null,
       scheduling: { reps: sched.reps, ...s.json },
       process: p?.json ?? null,
+      payload: pay?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);

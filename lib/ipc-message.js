@@ -21,7 +21,8 @@ function pack(message, serialization) {
 
 /** A received message, and whether it came packed (the answer goes the same way). */
 function unpack(message) {
-  if (message === null || typeof message !== "object" || typeof message[PACKED] !== "string") return { message, serialization: "advanced" };
+  if (message === null || typeof message !== "object" || typeof message[PACKED] !== "string")
+    return { message, serialization: "advanced" };
   const bytes = new Uint8Array(Buffer.from(message[PACKED], "base64"));
   return { message: decode(bytes, 0, bytes.length), serialization: "json" };
 }

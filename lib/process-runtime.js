@@ -52,14 +52,20 @@ function resolveExecutable(proc) {
     try {
       accessSync(proc.executable, constants.X_OK);
     } catch (err) {
-      throw unavailable(`worker.processRuntime "${runtime}": worker.processExecutable ${JSON.stringify(proc.executable)} is not an executable file (${err.code || err.message}); point it at the ${runtime} executable`);
+      throw unavailable(
+        `worker.processRuntime "${runtime}": worker.processExecutable ${JSON.stringify(proc.executable)} ` +
+          `is not an executable file (${err.code || err.message}); point it at the ${runtime} executable`,
+      );
     }
     return proc.executable;
   }
   if (runtime === runtimes.host.name) return process.execPath;
   const found = findOnPath(runtime);
   if (found === null) {
-    throw unavailable(`worker.processRuntime "${runtime}" is not available on this machine: no ${runtime} executable on PATH; install ${runtime} or set worker.processExecutable to its path`);
+    throw unavailable(
+      `worker.processRuntime "${runtime}" is not available on this machine: no ${runtime} executable on PATH; ` +
+        `install ${runtime} or set worker.processExecutable to its path`,
+    );
   }
   return found;
 }
@@ -98,7 +104,8 @@ class ProcessHandle extends EventEmitter {
         // A failed spawn (a missing command prefix, say) may never emit exit.
         // Bun reports it inside spawn(), before the pool listens: a tick later.
         process.nextTick(() => {
-          this.emit("error", new Error(`knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`, { cause: err }));
+          const message = `knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`;
+          this.emit("error", new Error(message, { cause: err }));
           this.exit(null, null);
         });
       } else {
@@ -147,7 +154,8 @@ class ProcessRuntime {
     // runtime's flags; the host's own permission flags are then not copied.
     this.permission = worker.permission === undefined ? null : worker.permission;
     this.restricted = this.permission !== null && !this.permission.unrestricted;
-    let execArgv = proc.execArgv !== undefined ? proc.execArgv : this.child.defaultExecArgv(this.child === runtimes.host);
+    let execArgv =
+      proc.execArgv !== undefined ? proc.execArgv : this.child.defaultExecArgv(this.child === runtimes.host);
     if (this.restricted && proc.execArgv === undefined) execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
     this.prefix = proc.commandPrefix;
     this.execArgv = execArgv;
@@ -199,16 +207,27 @@ class ProcessRuntime {
       const hrefs = [...workerData.tasks.map((t) => t.href), workerData.bootstrap ? workerData.bootstrap.href : undefined];
       const transport = { read: transportReads(native[Symbol.for("knitting-native.addonFile")], hrefs) };
       const flags = permissionFlags(this.permission, this.child.name, transport);
-      this.command = [...this.prefix, ...this.child.workerCommand(this.executable, [...flags, ...this.execArgv], PROCESS_WORKER_FILE), ...this.args];
+      const runtimeCommand = this.child.workerCommand(this.executable, [...flags, ...this.execArgv], PROCESS_WORKER_FILE);
+      this.command = [...this.prefix, ...runtimeCommand, ...this.args];
     }
     const [file, ...args] = this.command;
     const child = spawn(file, args, { stdio, env: this.env, serialization: this.serialization });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
-    const tasks = this.sameSourceText ? workerData.tasks : workerData.tasks.map((entry) => ({ ...entry, source: null }));
+    const tasks = this.sameSourceText
+      ? workerData.tasks
+      : workerData.tasks.map((entry) => ({ ...entry, source: null }));
     const consoleOn = this.permission === null || this.permission.console;
-    const setup = { ...workerData, tasks, control: undefined, payload: undefined, region, ...this.layout, console: consoleOn };
+    const setup = {
+      ...workerData,
+      tasks,
+      control: undefined,
+      payload: undefined,
+      region,
+      ...this.layout,
+      console: consoleOn,
+    };
     // A child that could not start has nothing to send to (Deno gives it no
     // send()): its "error" reports why.
     if (child.pid === undefined) return handle;

@@ -3,38 +3,34 @@
 // worker processes (process-worker.js): import the task modules, then serve
 // calls until the host ends the worker, from the worker's private lane
 // (lib/lane.js) or by claiming them from the pool's shared submit region
-// (lib/steal.js). Threads and processes differ only in how
-// they sleep, wake a sleeper and report start-up.
+// (lib/steal.js). The loop itself is the topology's (serve-lane.js,
+// serve-steal.js); this module runs the calls it hands over. Threads and
+// processes differ only in how they sleep, wake a sleeper and report
+// start-up.
 
 const native = require("./native.js");
 // The runtime this worker runs on ("node", "bun", "deno"), for the bootstrap context.
 const runtimeName = require("./runtimes/index.js").host.name;
-const { L, WorkerLane } = require("./lane.js");
-const { Claimant } = require("./steal.js");
+const { L } = require("./lane.js");
+const Slot = require("./slot.js");
+const { openLane } = require("./serve-lane.js");
+const { openSteal } = require("./serve-steal.js");
 const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
-const { STARTED, startedWord } = require("./slot-state.js");
 
-const NO_EXT = L.noExt | 0;
-const STATUS_VALUE = 0;
-const STATUS_THROWN = 1;
+const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
-// How long an idle worker polls REQ before parking (`sleep`).
-// A wake through the kernel and the worker's event loop costs tens of µs
-// here (a futex round trip measured 16-17 µs, Node 20, 2 vCPUs); a caller that awaits
-// each result sends its next call within a few µs, which a short spin
-// catches. The spin runs in Rust (src/spin.rs) because it must yield the
-// CPU between polls: on 2 vCPUs a JS busy-wait that shares a core with the
-// host starves the very thread it waits for. Measured with 2 threads
-// (200,000 tiny calls with 1,000 in flight; 20,000 sequential calls):
-//   spin 20 µs:  1.5-2.0 M calls/s, sequential p50 4.9 µs
-//   spin 50 µs:  2.3-3.0 M calls/s, sequential p50 1.2 µs
-//   spin 200 µs: 2.2-2.9 M calls/s, sequential p50 1.2 µs (longer CPU burn when idle)
-// The same loop with a pure JS spin of 2,000 polls gave 0.8-1.5 M calls/s and
-// a p50 of 13-75 µs.
+// How long an idle worker polls for work before parking (`sleep`). A wake
+// through the kernel and the worker's event loop costs tens of µs; a caller
+// that awaits each result sends its next call within a few µs, which a
+// short spin catches. The spin runs in Rust (src/spin.rs) because it must
+// yield the CPU between polls: on 2 vCPUs a JS busy-wait that shares a core
+// with the host starves the very thread it waits for. 20 µs missed many
+// follow-up calls, 200 µs caught no more than 50 and burns longer when idle:
+// docs/measurements.md, "Worker idle spin".
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
 
@@ -47,29 +43,37 @@ const DEFAULT_SPIN_MICROS = 50;
  * `{ type: "init-error", error }`.
  */
 function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
-  const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
+  const {
+    control,
+    payload: payloadBuffer,
+    lane: laneIndex,
+    abortBase,
+    tasks,
+    bootstrap,
+    maxPayloadBytes,
+    steal,
+  } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
-  // Where this worker's calls come from: its private lane (lane.js), or the
-  // pool's shared submit region (steal.js). Both answer through `port`:
-  // slotWord/slotPayload address a slot, finish(slot) records its answer,
-  // and its loop decides when to run, spin, park and wake; `env` is how
-  // that loop acts here.
+  // Where this worker's calls come from: its private lane (serve-lane.js),
+  // or the pool's shared submit region (serve-steal.js). Both answer
+  // through `port`: slotWord/slotPayload address a slot, finish(slot)
+  // records its answer, and its loop decides when to run, spin, park and
+  // wake; `env` is how that loop acts here.
   const env = {
     run,
-    spin: steal
-      ? () => bell.spinWhileZero(port.pending, port.regionLanes, SPIN_MICROS)
-      : (word, value) => bell.spinWhile(word, value, SPIN_MICROS),
+    spin: (word, value) => mode.spin(word, value),
     // With answers waiting for room, the park is on ROOM_SEQ instead (room-wait.js).
     sleep: (word, value) => (waiting.size !== 0 ? waiting.park() : sleepFor(word, value)),
     later: () => setImmediate(() => port.serve()),
     ring: () => bell.ring(),
   };
-  const port = steal
-    ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord, env, steal.cores)
-    : new WorkerLane(i32, laneIndex, env);
+  const mode = steal
+    ? openSteal(i32, steal, laneIndex, wakeWord, env, bell, SPIN_MICROS)
+    : openLane(i32, laneIndex, wakeWord, env, bell, SPIN_MICROS);
+  const port = mode.port;
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
@@ -82,10 +86,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     if (bootstrap.name === undefined) return;
     const fn = mod[bootstrap.name];
     if (typeof fn !== "function") {
-      throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
+      throw new TypeError(
+        `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
+      );
     }
     // The context knitting gives its bootstrap.
-    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: runtimeName }));
+    await fn(
+      bootstrap.data,
+      Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: runtimeName }),
+    );
   }
 
   async function loadTasks() {
@@ -124,7 +133,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         return fn;
       }
       const fn = modules.get(entry.href)[entry.name];
-      if (typeof fn !== "function" || (entry.source !== null && Function.prototype.toString.call(fn) !== entry.source)) {
+      if (
+        typeof fn !== "function" ||
+        (entry.source !== null && Function.prototype.toString.call(fn) !== entry.source)
+      ) {
         throw new TypeError(
           `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
             "export the function itself or declare it with task({ f })",
@@ -150,24 +162,21 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
    * or, when the region has no room now, a copy of the encoded bytes.
    */
   function encodeInto(slot, value) {
-    const w = port.slotWord(slot);
     const at = port.slotPayload(slot);
     let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
     let ext = NO_EXT;
     if (len < 0) {
-      const bytes = encoder.encode(value);
-      ext = payload.tryWrite(bytes);
-      if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
-      len = bytes.length;
+      ext = payload.tryPlace(encoder, value);
+      if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
+      len = payload.placed;
     }
-    i32[w + 2] = len;
-    i32[w + 3] = ext;
+    Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
   }
 
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
-    i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
+    Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
     let written;
     try {
       written = encodeInto(slot, value);
@@ -185,15 +194,18 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       waiting.defer(slot, status, written);
       return;
     }
-    i32[port.slotWord(slot)] = status;
+    Slot.writeStatus(i32, port.slotWord(slot), status);
     port.finish(slot);
   }
 
   /** What a call rejects with when its result cannot be sent (small: it fits inline). */
   function unsentError(err) {
-    const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
+    const sent = new Error(
+      `knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`,
+    );
     sent.stack = "";
-    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code; // KNT_REGION_CORRUPT, say
+    // Its code, if it has one (KNT_REGION_CORRUPT, say).
+    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code;
     return sent;
   }
 
@@ -211,35 +223,26 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   const waiting = new WaitingAnswers(payload, {
     write(slot, status, len, ext) {
       const w = port.slotWord(slot);
-      i32[w + 2] = len;
-      i32[w + 3] = ext;
-      i32[w] = status;
+      Slot.writeBody(i32, w, len, ext);
+      Slot.writeStatus(i32, w, status);
       port.finish(slot);
     },
     writeError(slot, err) {
       const written = encodeInto(slot, unsentError(err));
       if (written !== true) throw err; // inline always fits; a broken region is fatal here
-      i32[port.slotWord(slot)] = STATUS_THROWN;
+      Slot.writeStatus(i32, port.slotWord(slot), STATUS_THROWN);
       port.finish(slot);
     },
     flush: () => port.flush(),
     sleep: (index, value, wake) => sleep(index, value, wake),
-    // As the steal park: pending work another idle worker should take is not this one's.
-    hasWork: () => (steal ? port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()) : port.hasNew(Atomics.load(i32, port.req))),
+    hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
     resume: () => port.woke(),
   });
 
   /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
   function answerDeferred() {
-    if (!parkedForWork) return;
-    if (steal) {
-      port.wakeWorker(laneIndex); // its WAKE word: the park ends
-    } else if (Atomics.compareExchange(i32, port.sleeping, 1, 0) === 1) {
-      // The lane's park sleeps while SLEEPING is 1 (lane.js, Waiting): as
-      // the host does, swap it and wake. A failed swap means the host did.
-      wakeWord(port.sleeping);
-    }
+    if (parkedForWork) mode.interruptPark();
   }
 
   /**
@@ -248,11 +251,11 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
    */
   function run(slot) {
     const w = port.slotWord(slot);
-    const task = i32[w];
-    const len = i32[w + 2];
-    const ext = i32[w + 3];
+    const task = Slot.taskOf(i32, w);
+    const len = Slot.lenOf(i32, w);
+    const ext = Slot.extOf(i32, w);
     let result;
-    i32[startedWord(w)] = STARTED.RUNNING; // the host's hard timeout now counts this call as running
+    Slot.setStarted(i32, w, STARTED.RUNNING); // the host's hard timeout now counts this call as running
     try {
       let arg;
       if (ext === NO_EXT) {
@@ -260,18 +263,19 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
-        i32[w + 3] = NO_EXT;
+        Slot.clearExt(i32, w);
         arg = payload.readSlot(u8, 0, len, ext, shared);
       }
-      if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
-      result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
+      if (typeof table[task] !== "function")
+        throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
+      result = abortAware[task] ? table[task](arg, abortToolkit(Slot.signalOf(i32, w))) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
       return answered();
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       // The thread is free again: a later call may hold it, not this one.
-      i32[startedWord(w)] = STARTED.AWAITING;
+      Slot.setStarted(i32, w, STARTED.AWAITING);
       Promise.resolve(result).then(
         (value) => {
           respond(slot, STATUS_VALUE, value);
@@ -297,18 +301,24 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     return false;
   }
 
-  runBootstrap().then(loadTasks).then(
-    (loaded) => {
-      // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
-      table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
-      report({ type: "ready" });
-      port.serve();
-    },
-    (err) => {
-      // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
-      report({ type: "init-error", error: err, code: err !== null && typeof err === "object" ? err.code : undefined });
-    },
-  );
+  runBootstrap()
+    .then(loadTasks)
+    .then(
+      (loaded) => {
+        // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
+        table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
+        report({ type: "ready" });
+        port.serve();
+      },
+      (err) => {
+        // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
+        report({
+          type: "init-error",
+          error: err,
+          code: err !== null && typeof err === "object" ? err.code : undefined,
+        });
+      },
+    );
 }
 
 module.exports = { serveLane };

@@ -5,14 +5,14 @@
 // (lib/lane.js) are the other topology.
 //
 // This file is the protocol: both ends, and the worker's whole scheduling
-// loop (when it claims, spins, parks and wakes others). The pool (pool.js)
+// loop (when it claims, spins, parks and wakes others). The pool (host-steal.js)
 // and the worker (serve.js) call into it; the exhaustive model checker
 // (__test__/model/) runs these very classes, interleaving every shared-memory
 // access they make, so what is proven is what ships. Every access to a
 // shared word here is an `Atomics` call (the checker stands in for
 // `Atomics`); slot contents (request, response) are plain bytes ordered by
-// those atomics and are written by pool.js and serve.js. Offsets come from
-// Rust's layout().
+// those atomics and are written by host-slots.js and serve.js. Offsets come from
+// Rust's layout() (steal-geometry.js).
 //
 // # Words
 // The section has G region lanes of `width` slots each (width <= 32).
@@ -35,7 +35,7 @@
 //
 // # One call
 // 1. Host (`freeSlot`, `publish`): pick a slot it does not hold, write the
-//    request into it (pool.js). Host and claimants walk a region lane's
+//    request into it (host-slots.js, slot.js). Host and claimants walk a region lane's
 //    slots in rotation, from the one after the last they used, so calls are
 //    claimed in about the order they were published (always the lowest bit
 //    would let new calls in freed low slots overtake an old one for as long
@@ -73,7 +73,7 @@
 // - Answered once: each answer is one toggle of a bit in a word with one
 //   writer; the host consumes DONE ^ seen and then sets seen = DONE.
 // - Misdelivered: the host maps slot to call in its own table and checks
-//   the call id the worker echoes (pool.js settle).
+//   the call id the worker echoes (host-slots.js settle).
 // - A worker that dies (`takeBack`): the host first settles its published
 //   answers (they are real), then every slot it holds busy with OWNER ==
 //   w + 1 was taken by the dead worker and not answered. Those calls are
@@ -111,59 +111,13 @@
 // worker is idle (so one event loop does not collect every async call); it
 // parks, and the end of its last async call wakes it through its own WAKE.
 
-const { L, lowestBit } = require("./lane.js");
+const { lowestBit } = require("./lane.js");
+const { StealGeometry, nextBit, popcount } = require("./steal-geometry.js");
+const { ownerWord } = require("./slot.js");
+const { announce } = require("./doorbell.js");
 
-/**
- * The first set bit of `mask` at or after bit `from` (wrapping around), or
- * -1.
- */
-function nextBit(mask, from) {
-  if (mask === 0) return -1;
-  const ahead = from >= 32 ? 0 : mask & (-1 << from);
-  return lowestBit(ahead !== 0 ? ahead : mask);
-}
-
-const popcount = (x) => {
-  let n = 0;
-  for (; x !== 0; x &= x - 1) n++;
-  return n;
-};
-
-/** Word and byte offsets of one steal section, shared by both ends. */
-class StealGeometry {
-  /**
-   * `sectionByte`: the section's offset in the control region (Rust's
-   * stealOffset); `workers` claimants; `regionLanes` lanes of `width` slots.
-   * `notify(index)`: wakes whoever sleeps on word `index` (the runtime's
-   * way: Atomics.notify for threads, a shared futex for processes).
-   */
-  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
-    this.i32 = i32;
-    this.notify = notify;
-    this.workers = workers;
-    this.regionLanes = regionLanes;
-    this.width = width;
-    this.slots = regionLanes * width;
-    this.full = width === 32 ? -1 : (1 << width) - 1;
-    const base = sectionByte / 4;
-    this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
-    this.sleepers = base + L.stealWordSleepers;
-    this.idle = base + L.stealWordIdle;
-    this.spinner = base + L.stealWordSpinner;
-    this.doneByte = sectionByte + L.stealDoneOffset;
-    this.slotsByte = this.doneByte + workers * L.doneStride;
-  }
-  /** Word index of DONE[w][g]. */
-  doneWord(w, g) {
-    return (this.doneByte + w * L.doneStride) / 4 + g;
-  }
-  doneSeqWord(w) {
-    return (this.doneByte + w * L.doneStride) / 4 + L.doneSeqWord;
-  }
-  /** Word index of WAKE[w], the counter worker `w` parks on. */
-  wakeWord(w) {
-    return (this.doneByte + w * L.doneStride) / 4 + L.wakeWord;
-  }
+/** What both ends do with the section's words: wake a worker, look for work. */
+class StealEnd extends StealGeometry {
   /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
   wakeWorker(w) {
     const word = this.wakeWord(w);
@@ -185,18 +139,10 @@ class StealGeometry {
     }
     return false;
   }
-  /** Word index of the first header word of slot `index` (= g * width + b). */
-  slotWord(index) {
-    return (this.slotsByte + index * L.slotStride) / 4;
-  }
-  /** Byte offset of slot `index`'s inline payload. */
-  slotPayload(index) {
-    return this.slotsByte + index * L.slotStride + L.slotHeaderBytes;
-  }
 }
 
 /** The host's end (steps 1, 2 and 5, and taking back a dead worker's calls). */
-class HostSubmit extends StealGeometry {
+class HostSubmit extends StealEnd {
   constructor(i32, sectionByte, workers, regionLanes, width, notify) {
     super(i32, sectionByte, workers, regionLanes, width, notify);
     this.busy = new Int32Array(regionLanes); // published, not yet consumed
@@ -250,7 +196,7 @@ class HostSubmit extends StealGeometry {
         bits &= bits - 1;
         // After the request's words: a claimant whose compare-exchange
         // reads 0 reads the request written before it.
-        Atomics.store(i32, this.slotWord(g * this.width + b) + L.slotWordOwner, 0);
+        Atomics.store(i32, ownerWord(this.slotWord(g * this.width + b)), 0);
       }
     }
     if (published === 0) return;
@@ -300,7 +246,7 @@ class HostSubmit extends StealGeometry {
   }
   /** Worker id in slot `index`'s OWNER word (-1: published, unclaimed). */
   ownerOf(index) {
-    return Atomics.load(this.i32, this.slotWord(index) + L.slotWordOwner) - 1;
+    return Atomics.load(this.i32, ownerWord(this.slotWord(index))) - 1;
   }
   /**
    * Worker `w` is gone: settles the answers it published (`settle(index)`),
@@ -362,7 +308,7 @@ const LOST = -2; // bits were set, but other claimants won them
  * - `ring()`: rings the host's doorbell (src/doorbell.rs).
  * `cores`: how many threads the machine runs at once (the spin rule).
  */
-class Claimant extends StealGeometry {
+class Claimant extends StealEnd {
   constructor(i32, sectionByte, workers, regionLanes, width, w, notify, env, cores) {
     super(i32, sectionByte, workers, regionLanes, width, notify);
     this.env = env;
@@ -490,7 +436,9 @@ class Claimant extends StealGeometry {
   /** Takes the one spinning turn if spinning leaves the host a core. */
   maySpin() {
     if (this.spinning) return true;
-    const busy = popcount(~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1));
+    const busy = popcount(
+      ~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1),
+    );
     if (busy > this.spinBusyLimit) return false;
     this.spinning = Atomics.compareExchange(this.i32, this.spinner, 0, this.me) === 0;
     return this.spinning;
@@ -519,7 +467,7 @@ class Claimant extends StealGeometry {
         pending &= ~(1 << b);
         from = b + 1;
         const index = g * this.width + b;
-        if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
+        if (Atomics.compareExchange(i32, ownerWord(this.slotWord(index)), 0, this.me) === 0) {
           // Only the winner clears the bit it won (step 3).
           Atomics.and(i32, this.pending + g, ~(1 << b));
           this.cursor[g] = b + 1;
@@ -545,8 +493,7 @@ class Claimant extends StealGeometry {
     }
     this.changedLanes = 0;
     Atomics.add(i32, this.doneSeqWord(this.w), 1);
-    Atomics.add(i32, L.wordCounter, 1);
-    if (Atomics.load(i32, L.wordArmed) !== 0) this.env.ring();
+    announce(i32, this.env);
   }
 }
 

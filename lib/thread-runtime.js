@@ -12,7 +12,10 @@ const WORKER_FILE = join(__dirname, "worker.js");
 class ThreadRuntime {
   constructor(worker) {
     if (worker.resourceLimits !== undefined && !runtimes.host.threadResourceLimits) {
-      const err = new TypeError(`knitting-native: worker.resourceLimits is not supported on ${runtimes.host.name} ${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it out on this runtime`);
+      const err = new TypeError(
+        `knitting-native: worker.resourceLimits is not supported on ${runtimes.host.name} ` +
+          `${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it out on this runtime`,
+      );
       err.code = "KNT_INVALID_OPTION";
       throw err;
     }
@@ -41,7 +44,8 @@ class ThreadRuntime {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
     // The runtime's own adjustments to its Worker (runtimes/<name>.js).
-    return runtimes.host.threadWorker(new Worker(WORKER_FILE, { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList }));
+    const options = { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList };
+    return runtimes.host.threadWorker(new Worker(WORKER_FILE, options));
   }
 
   close() {}

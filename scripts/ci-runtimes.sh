@@ -45,7 +45,12 @@ suite() {
   local out="$logs/$label.log"
   local passed=0 failed=0 start=$SECONDS
   for f in "${files[@]}"; do
-    if "$@" "$f" >>"$out" 2>&1; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "!! $label: $f failed" >>"$out"; fi
+    if "$@" "$f" >>"$out" 2>&1; then
+      passed=$((passed + 1))
+    else
+      failed=$((failed + 1))
+      echo "!! $label: $f failed" >>"$out"
+    fi
   done
   # Test counts from the runners' own summaries (bun: " N pass/skip/fail";
   # deno: "ok | N passed | N failed | N ignored").

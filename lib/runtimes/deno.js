@@ -69,4 +69,15 @@ function threadWorker(worker) {
   return worker;
 }
 
-module.exports = { threadWorker, unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: false };
+module.exports = {
+  threadWorker,
+  unrefChannel,
+  name,
+  version,
+  defaultExecArgv,
+  workerCommand,
+  ipc,
+  sourceText,
+  threadOptions,
+  threadResourceLimits: false,
+};

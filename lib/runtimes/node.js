@@ -14,8 +14,22 @@ function version() {
 // same port fails to start (and a debugger attaches to the host, not it);
 // the host's own entry (an --eval script, --test, --watch) is not the
 // worker's.
-const DROPPED_FLAG = /^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)/;
-const FLAG_WITH_VALUE = new Set(["-e", "--eval", "-p", "--print", "--inspect-port", "--debug-port", "--watch-path", "--test-name-pattern", "--test-reporter", "--test-reporter-destination"]);
+const DROPPED_FLAG = new RegExp(
+  "^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|" +
+    "test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)",
+);
+const FLAG_WITH_VALUE = new Set([
+  "-e",
+  "--eval",
+  "-p",
+  "--print",
+  "--inspect-port",
+  "--debug-port",
+  "--watch-path",
+  "--test-name-pattern",
+  "--test-reporter",
+  "--test-reporter-destination",
+]);
 
 /** The host's process.execArgv without what a worker process must not inherit. */
 function inheritedExecArgv() {
@@ -64,4 +78,15 @@ function threadWorker(worker) {
   return worker;
 }
 
-module.exports = { threadWorker, unrefChannel, name, version, defaultExecArgv, workerCommand, ipc, sourceText, threadOptions, threadResourceLimits: true };
+module.exports = {
+  threadWorker,
+  unrefChannel,
+  name,
+  version,
+  defaultExecArgv,
+  workerCommand,
+  ipc,
+  sourceText,
+  threadOptions,
+  threadResourceLimits: true,
+};
