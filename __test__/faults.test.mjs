@@ -280,10 +280,45 @@ for (const steal of [false, true]) test(`a worker terminated from outside with c
         continue;
       }
       assert.equal(r.status, "rejected", show(r));
-      assert.ok(ids.includes(r.reason.threadId));
+      assert.ok(ids.includes(r.reason.threadId), `${show(r)}; terminated: ${ids.join(", ")}`);
     }
     assert.ok(after.some((r) => r.status === "rejected"), "the terminated workers held calls");
     await serves(pool, 400, "after terminating every worker");
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});
+
+// A replacement that is still starting when something else ends it (another
+// thread's terminate(), a signal to a worker process) ran none of the calls
+// placed on its lane: they reject with a WorkerExitError naming it, with a
+// code, like any worker's exit. (They were once given the pool's first
+// start-up error, which for a death that reported no error was a plain
+// Error without a code, naming some earlier worker.)
+test("a replacement terminated from outside before it was ready: its calls get its WorkerExitError", async () => {
+  const pool = createPool({ threads: 1, host: { steal: false } })(T);
+  try {
+    const p = await warm(pool);
+    const bootstrap = p.bootstrap;
+    // The next worker never gets ready.
+    const href = new URL("./fixtures/boot-never-ready.mjs", import.meta.url).href;
+    p.bootstrap = { href, name: "boot", data: null };
+    await within(p.workers[0].terminate(), SETTLE_MS, "terminate() the first worker");
+    p.bootstrap = bootstrap; // the replacements after it start normally
+    const starting = p.workers[0];
+    assert.ok(starting !== null && !p.ready[0], "a replacement is starting");
+    const calls = Array.from({ length: 5 }, (_, i) => pool.call.add([i, 1]));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(p.workers[0], starting, "still the same starting worker");
+    assert.equal(p.ready[0], false, "and still not ready");
+    const threadId = starting.threadId; // -1 once it has exited
+    await within(starting.terminate(), SETTLE_MS, "terminate() the starting worker");
+    const results = await settleAll(calls, SETTLE_MS, "calls held by the starting worker");
+    results.forEach((r, i) => {
+      assert.equal(r.status, "rejected", `call ${i}: ${show(r)}`);
+      assertWorkerExit(r.reason, { threadId, lane: 0, exitCode: 1 }, `call ${i}`);
+    });
+    await serves(pool, 100, "after the starting worker was terminated");
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }

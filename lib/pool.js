@@ -246,9 +246,11 @@ class Pool {
       this.killedFor[lane] = null;
       this.topology.workersChanged();
       const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
-      // Calls a replacement held before it was ready never ran: they reject
-      // with the start-up error (the pool's first), not a WorkerExitError.
-      const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
+      // Calls a replacement held before it was ready never ran: when it
+      // reported why it could not start, they reject with the start-up error
+      // (the pool's first), not a WorkerExitError. One ended from outside
+      // while starting reported nothing: its calls get its WorkerExitError.
+      const startError = !wasReady && !killed && reported !== null ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by
