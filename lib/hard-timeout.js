@@ -65,9 +65,12 @@ function judge(pool, call) {
 // (the array keeps its length, which round-robin's cursor relies on).
 const RETIRED = Object.freeze({ inline: false, lane: -1, inFlight: Infinity, accepts: () => false });
 
-/** The balancer's choices without the lanes whose workers are being replaced. */
+/** The balancer's choices without the lanes whose workers are being replaced (or emptied to be recycled, recycle.js). */
 function liveChoices(pool) {
-  return pool.allChoices.map((lane) => (lane.inline || pool.killedFor[lane.lane] === null ? lane : RETIRED));
+  const recycling = pool.recycle;
+  return pool.allChoices.map((lane) =>
+    lane.inline || (pool.killedFor[lane.lane] === null && (recycling === null || !recycling.retiring(lane.lane))) ? lane : RETIRED,
+  );
 }
 
 /**

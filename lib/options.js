@@ -3,6 +3,7 @@
 
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
+const server = require("./server-options.js");
 
 const MIB = 1024 * 1024;
 /** Smallest payload region accepted (payloadInitialBytes, payloadMaxByteLength). */
@@ -251,10 +252,11 @@ function resolveWorker(worker, env = process.env) {
   if (fromEnv === "process" && (worker === undefined || (isObject && worker.runtime === undefined))) {
     worker = { ...(worker === undefined ? {} : worker), runtime: "process" };
   }
-  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined, timers: DEFAULT_TIMERS };
+  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined, timers: DEFAULT_TIMERS, recycle: null };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...PROCESS_KEYS], "worker.");
+  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...server.RECYCLE_KEYS, ...PROCESS_KEYS], "worker.");
+  out.recycle = server.resolveRecycle(worker, optionError, describe);
   if (worker.timers !== undefined) out.timers = resolveTimers(worker.timers);
   if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
     throw optionError(TypeError, `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
@@ -552,7 +554,7 @@ function resolveWorkerPermission(input, worker, inline) {
 function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission"], "");
+  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission", ...server.SERVER_KEYS], "");
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
   const minThreads = options.inliner === undefined ? 1 : 0;
   if (options.threads === 0 && minThreads === 1) {
@@ -576,6 +578,8 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatcher(env);
   return {
     threads,
+    maxQueue: server.resolveMaxQueue(options.maxQueue, threads, optionError, describe),
+    stats: server.resolveStats(options.stats, optionError, describe),
     debug,
     worker,
     abortSignalCapacity,

@@ -25,6 +25,11 @@ const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
 const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
+const { QueueLimit, queueFullError } = require("./queue-limit.js");
+const { PoolStats } = require("./stats.js");
+const { Recycler } = require("./recycle.js");
+const { PoolEvents, exitReason } = require("./pool-events.js");
+const { serverApi } = require("./server-api.js");
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 const STATUS_THROWN = 1;
 // encodeRequest: the payload region has no room for the argument now.
@@ -77,6 +82,7 @@ class Call {
     this.signal = -1; // abort word index, for abort-aware tasks
     this.extra = null; // timers and listeners, only for calls that use them
     this.shared = null; // seqs of the SharedArrayBuffers its argument names (shared-refs.js)
+    this.submittedAt = 0; // performance.now() at submission, with `stats: true` (stats.js)
   }
 }
 
@@ -129,6 +135,11 @@ class Pool {
     this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
     this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes, shared: this.sharedRefs || PROCESS_REFUSAL });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
+    // What a server watches and limits: events, counts and times, the queue limit.
+    this.events = new PoolEvents();
+    this.stats = new PoolStats(options.threads, options.stats);
+    this.timing = options.stats; // read on every settled call
+    this.queueLimit = options.maxQueue === null ? null : new QueueLimit(options.maxQueue, (name) => this.events.emit(name));
 
     const topology = options.topology;
     const threads = options.threads;
@@ -171,6 +182,7 @@ class Pool {
     this.serialChannel = !topology.steal && topology.dispatcher === "serial-channel";
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     this.workers = new Array(threads).fill(null);
+    this.recycle = options.worker.recycle === null ? null : new Recycler(this, hard.liveChoices);
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
     this.started = new Array(threads).fill(null);
@@ -195,6 +207,10 @@ class Pool {
     this.settleBound = (slot) => this.settle(this.shared, slot);
     this.flushQueued = false;
     this.flushBound = () => this.flushLanes();
+    this.makeRoomBound = () => {
+      this.pump();
+      return this.queue.length - this.queueHead;
+    };
     const host = options.host;
     this.useDoorbell = host.doorbell && threads > 0;
     this.freeHops = host.stallFreeLoops !== undefined ? host.stallFreeLoops : this.useDoorbell ? FREE_HOPS : DEFAULT_STALL_FREE_LOOPS;
@@ -269,8 +285,11 @@ class Pool {
       totalNumberOfThread: this.workers.length,
       spinMicroseconds: this.options.worker.timers.spinMicroseconds,
       parkMs: this.options.worker.timers.parkMs,
+      stats: this.options.stats,
+      recycle: this.options.worker.recycle,
     });
     this.workers[lane] = worker;
+    this.events.workerCreated(lane, worker);
     this.ready[lane] = false;
     // Settles once the worker has loaded its modules (or failed, or exited):
     // close() waits for it before terminating a worker thread (see there).
@@ -294,6 +313,8 @@ class Pool {
         // Cloning drops an error's `code`; the worker sends it beside.
         if (msg.code !== undefined && msg.error !== null && typeof msg.error === "object" && msg.error.code === undefined) msg.error.code = msg.code;
         this.fail(msg.error);
+      } else if (msg && msg.type === "recycle" && this.recycle !== null) {
+        this.recycle.request(lane, worker, msg.reason);
       }
     });
     worker.on("error", (err) => {
@@ -302,7 +323,10 @@ class Pool {
     });
     worker.on("exit", (code, signal) => {
       markStarted();
-      if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`);
+      // A worker replaced for worker.maxCallsBeforeRecycle/maxMemoryBeforeRecycle (recycle.js).
+      const recycled = this.recycle === null ? null : this.recycle.exited(lane, worker, code);
+      this.events.workerExited(lane, worker, code, signal, exitReason(this, lane, recycled), recycled, reported);
+      if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}${recycled !== null ? ` (recycled: ${recycled} limit)` : ""}`);
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       const wasReady = this.ready[lane];
@@ -315,7 +339,7 @@ class Pool {
         this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`));
         return;
       }
-      const killed = this.killedFor[lane] !== null;
+      const killed = this.killedFor[lane] !== null || recycled !== null;
       const cause = this.killedFor[lane] || reported || undefined;
       // Terminated by the host: what it held but never started runs on the
       // replacement (hard-timeout.js).
@@ -344,6 +368,14 @@ class Pool {
         else this.startup.died(lane, wasReady, own);
       }
       this.pump();
+      // The drain loop stops when nothing is in a slot, without arming the
+      // doorbell: calls placed just now (every lane was being replaced, so
+      // they had waited) need it running again.
+      if (this.inFlight !== 0 && !this.drainScheduled && !this.armed) {
+        this.drainScheduled = true;
+        this.idleHops = 0;
+        setImmediate(this.drainBound);
+      }
       this.updateStarting();
     });
     // After the listeners (a "message" listener refs a worker's port again):
@@ -426,6 +458,7 @@ class Pool {
     }
     if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
     if (--this.pending === 0) this.liveness.setCalls(false);
+    this.stats.settled(ok);
     if (call.shared !== null) this.sharedRefs.release(call.shared);
     if (ok) call.resolve(value);
     else call.reject(value);
@@ -484,6 +517,7 @@ class Pool {
       call.reject = reject;
     });
     if (this.pending++ === 0) this.liveness.setCalls(true);
+    this.stats.submitted1(call);
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {
         this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
@@ -511,10 +545,10 @@ class Pool {
       abortSignal.addEventListener("abort", extra.onAbort, { once: true });
     }
     if (this.queueHead === this.queue.length && !this.serialChannel) {
-      if (!this.place(call)) this.queue.push(call);
+      if (!this.place(call)) this.enqueue(call);
     } else {
       // serial-channel: one dispatch pass per burst places the queue (flushLanes).
-      this.queue.push(call);
+      this.enqueue(call);
       if (this.serialChannel) this.scheduleFlush();
     }
     if (this.debug) this.traceQueue();
@@ -530,6 +564,16 @@ class Pool {
       setImmediate(this.drainBound);
     }
     return promise;
+  }
+
+  /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (queue-limit.js). */
+  enqueue(call) {
+    if (this.queueLimit !== null && !this.queueLimit.admit(this.queue.length - this.queueHead, this.serialChannel ? this.makeRoomBound : null)) {
+      this.stats.refused();
+      this.finish(call, false, queueFullError(this.queueLimit.max, this.table[call.task].name));
+      return;
+    }
+    this.queue.push(call);
   }
 
   /** A call whose argument is a promise: submitted once it resolves. */
@@ -743,6 +787,7 @@ class Pool {
     // Read the count before scanning: every publication counted up to here
     // is visible to the scan below (src/doorbell.rs).
     const counted = Atomics.load(this.i32, W_COUNTER);
+    if (this.timing) this.stats.tick();
     let settled = 0;
     if (this.shared !== null) {
       if (this.shared.inFlight !== 0) {
@@ -755,6 +800,7 @@ class Pool {
         if (lanes[i].inFlight !== 0) settled += this.drainLane(lanes[i]);
       }
     }
+    if (this.recycle !== null && this.recycle.waiting !== 0) this.recycle.check();
     this.pump();
     if (this.serialChannel) this.flushLanes();
     if (this.inFlight === 0 && this.payload.hasWaiters()) {
@@ -841,6 +887,7 @@ class Pool {
       if (!this.place(this.queue[this.queueHead])) break;
       this.queue[this.queueHead++] = undefined;
     }
+    if (this.queueLimit !== null) this.queueLimit.pumped(this.queue.length - this.queueHead);
     if (this.queueHead === this.queue.length && this.queueHead > 0) {
       this.queue = [];
       this.queueHead = 0;
@@ -869,6 +916,7 @@ class Pool {
     }
     // The worker is done with the slot, and so with the call's abort word.
     this.releaseSignal(call);
+    if (this.timing && !call.done) this.stats.answered(call, lane === this.shared ? this.shared.ownerOf(slot) : lane.lane, i32[w + L.slotWordRunMicros]);
     if (call.done) {
       // Timed out or aborted before the worker answered: drop the late result.
       if (ext !== NO_EXT) this.freePayload(ext);
@@ -987,6 +1035,7 @@ function publicPool(pool) {
     },
     [Symbol.asyncDispose]: () => pool.shutdown(),
   };
+  serverApi(api, pool);
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }
@@ -1028,6 +1077,7 @@ function createSingleTaskPool(options, task) {
     [Symbol.dispose]: full[Symbol.dispose],
     [Symbol.asyncDispose]: full[Symbol.asyncDispose],
   };
+  serverApi(api, pool);
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }

@@ -15,6 +15,14 @@ const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
 const { STARTED, startedWord } = require("./slot-state.js");
+const { WorkerRecycle } = require("./recycle-worker.js");
+const { RECYCLE_EXIT_CODES } = require("./recycle.js");
+
+// A recycling worker thread ends itself with the real process.exit, taken
+// before exit-guard.js (installed after this module loads) may refuse it to
+// task code.
+const processExit = process.exit;
+const MAX_RUN_MICROS = 2 ** 31 - 1;
 
 const NO_EXT = L.noExt | 0;
 const STATUS_VALUE = 0;
@@ -72,6 +80,12 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
+  // `stats: true`: each call's run time goes back in its slot (stats.js).
+  const timing = setup.stats === true;
+  const startedAt = timing ? new Float64Array(steal ? steal.regionLanes * steal.width : L.slotCount) : null;
+  // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js).
+  const recycle = setup.recycle ? new WorkerRecycle(setup.recycle) : null;
+  let recycleAsked = false;
 
   /** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
   async function runBootstrap() {
@@ -165,6 +179,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
     i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
+    if (timing) i32[port.slotWord(slot) + L.slotWordRunMicros] = Math.min(MAX_RUN_MICROS, (performance.now() - startedAt[slot]) * 1000) | 0;
     let written;
     try {
       written = encodeInto(slot, value);
@@ -250,6 +265,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     const ext = i32[w + 3];
     let result;
     i32[startedWord(w)] = STARTED.RUNNING; // the host's hard timeout now counts this call as running
+    if (timing) startedAt[slot] = performance.now();
     try {
       let arg;
       if (ext === NO_EXT) {
@@ -274,11 +290,13 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
           respond(slot, STATUS_VALUE, value);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null) callEnded();
         },
         (err) => {
           respond(slot, STATUS_THROWN, err);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null) callEnded();
         },
       );
       if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
@@ -291,7 +309,30 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** After a sync call: starting it freed its argument's room; the port publishes next. */
   function answered() {
     if (waiting.size !== 0) waiting.retry();
+    if (recycle !== null) callEnded();
     return false;
+  }
+
+  /**
+   * Between calls, with a recycle limit set (recycle.js): in a private
+   * lane, ask the host once to empty the lane and replace this worker;
+   * when stealing, leave as soon as this worker holds no call (no async
+   * call of its own pending, no answer waiting for room): publish the
+   * answers, then exit.
+   */
+  function callEnded() {
+    const reason = recycle.callEnded();
+    if (reason === null) return;
+    if (!steal) {
+      if (!recycleAsked) {
+        recycleAsked = true;
+        report({ type: "recycle", reason });
+      }
+      return;
+    }
+    if (port.asyncRunning !== 0 || waiting.size !== 0) return;
+    port.flush();
+    processExit.call(process, RECYCLE_EXIT_CODES[reason]);
   }
 
   runBootstrap().then(loadTasks).then(
