@@ -8,11 +8,14 @@
 //   "memory"), "hardTimeout", "startFailed" or "crash".
 // Listeners run after the pool has finished reacting (a microtask later):
 // a listener that throws, or makes or shuts down calls, cannot leave the
-// pool half-updated. An event nobody listens to costs a counter check.
+// pool half-updated. So listeners added right after createPool() also hear
+// of the first workers. A "drain" nobody listens to costs a counter check.
 
 const { EventEmitter } = require("node:events");
 
 const EVENTS = ["drain", "workerCreate", "workerExit"];
+// Accepted, never emitted: events.once(pool, name) listens for "error" too.
+const LISTENABLE = [...EVENTS, "error"];
 
 class PoolEvents {
   constructor() {
@@ -24,13 +27,17 @@ class PoolEvents {
     queueMicrotask(() => this.emitter.emit(name, detail));
   }
 
+  /** As emit, but whoever listens by the time the microtask runs hears it (rare events: workers start and end). */
+  emitLater(name, detail) {
+    queueMicrotask(() => this.emitter.emit(name, detail));
+  }
+
   workerCreated(index, worker) {
-    this.emit("workerCreate", { index, threadId: worker.pid === undefined ? worker.threadId : undefined, pid: worker.pid });
+    this.emitLater("workerCreate", { index, threadId: worker.pid === undefined ? worker.threadId : undefined, pid: worker.pid });
   }
 
   workerExited(index, worker, code, signal, reason, recycle, error) {
-    if (this.emitter.listenerCount("workerExit") === 0) return;
-    this.emit("workerExit", {
+    this.emitLater("workerExit", {
       index,
       threadId: worker.pid === undefined ? worker.threadId : undefined,
       pid: worker.pid,
@@ -44,7 +51,7 @@ class PoolEvents {
 
   /** `pool.on`/`once`/`off`: checks the name so a typo is an error, not silence. */
   listen(method, name, listener) {
-    if (!EVENTS.includes(name)) {
+    if (!LISTENABLE.includes(name)) {
       const err = new TypeError(`knitting-native: pool.${method}(name, listener): unknown event ${JSON.stringify(String(name))}; events: ${EVENTS.map((e) => JSON.stringify(e)).join(", ")}`);
       err.code = "KNT_INVALID_OPTION";
       throw err;
@@ -61,9 +68,9 @@ class PoolEvents {
 
 /** Why a worker exited, from what the pool knows at its exit. */
 function exitReason(pool, lane, recycled) {
-  if (pool.state === 2) return "shutdown"; // CLOSED
   if (recycled !== null) return "recycle";
-  if (pool.killedFor[lane] !== null) return "hardTimeout";
+  if (pool.killedFor[lane] !== null) return "hardTimeout"; // even if it ends after shutdown began
+  if (pool.state === 2) return "shutdown"; // CLOSED
   if (!pool.everReady[lane]) return "startFailed";
   return "crash";
 }

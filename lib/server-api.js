@@ -28,6 +28,7 @@ function serverApi(api, pool) {
     pool.events.listen("off", name, listener);
     return api;
   };
+  api.removeListener = api.off; // what events.once(pool, name) calls
   return api;
 }
 
