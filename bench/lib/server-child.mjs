@@ -95,7 +95,7 @@ async function shedJob(job, phase, result, fail) {
     await Promise.all(pending);
     const wallMs = performance.now() - t0;
     result.noise = fl.stop();
-    const [p50, p99] = latencies.length ? percentiles(latencies, [0.5, 0.99]) : [NaN, NaN];
+    const [p50, p99] = latencies.length ? percentiles(latencies, [50, 99]) : [NaN, NaN];
     Object.assign(result, {
       offered, shed, otherErrors, answered: latencies.length, peakQueue, wallMs,
       p50, p99, max: latencies.length ? Math.max(...latencies) : NaN,
