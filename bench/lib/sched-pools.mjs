@@ -45,10 +45,12 @@ export const CPU_POOLS = [
   { key: "noSteal", label: "knitting-native, host: { steal: false }", options: { host: { steal: false } }, steal: () => false },
   { key: "piscina", label: "piscina", peer: "piscina" },
   { key: "raw", label: "raw postMessage", peer: "raw" },
+  { key: "bare", label: "bare workers, no pool (the machine's floor)", peer: "bare" },
 ];
 
-/** The pool of a row with `peer` (true or "piscina": piscina; "raw": raw postMessage). */
-export function createPeer(row, threads) {
+/** The pool of a row with `peer` (true or "piscina": piscina; "raw": raw postMessage; "bare": no pool, see bare-workers.mjs). */
+export async function createPeer(row, threads) {
+  if (row.peer === "bare") return (await import("../peers/bare-workers.mjs")).createBareWorkers(threads);
   return row.peer === "raw" ? createRaw(threads) : createPiscina(threads);
 }
 

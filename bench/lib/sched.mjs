@@ -381,6 +381,14 @@ async function cpuBoundLoad(cfg, sc) {
     `${ms(steal.wallWorstMs)} vs ${ms(idealMs)} ms`, pct);
   addTarget(targets, "cpu-bound: stealing's worst rep <= piscina's", steal.wallWorstMs / pisc.wallWorstMs, 1, "<=",
     `${ms(steal.wallWorstMs)} vs ${ms(pisc.wallWorstMs)} ms`);
+  // What the pool itself costs: its median burst over the floor's (two bare
+  // workers running the same calls with no pool), measured in the same run.
+  const floor = summary.bare;
+  if (floor && floor.reps.length) {
+    const med = (s2) => median(s2.reps.map((x) => x.wallMs));
+    addTarget(targets, "cpu-bound: stealing's median burst <= 1.10 x the bare workers' (the pool's own cost)",
+      med(steal) / med(floor), 1.1, "<=", `${ms(med(steal))} vs ${ms(med(floor))} ms`);
+  }
 
   const out = [];
   out.push(`cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), each burst submitted at once ` +
