@@ -60,6 +60,16 @@ const steal = {
   death: { ...S, width: 1, calls: [{}, {}], startParked: true, mayDie: [1] },
   // Worker 0 may die at any point and is replaced.
   deathAndReplacement: { ...S, width: 1, calls: [{}], startParked: true, mayDie: [0], respawn: true },
+  // Recycling: worker 0 may leave at the end of any call (by the shipped
+  // rule, recycle-worker.js) and its replacement joins while calls are in
+  // flight; nothing is rejected, nothing lost (~24 k states).
+  leaveAndJoin: { ...S, width: 1, calls: [{}, {}], startParked: true, mayLeave: [0], respawn: true },
+  // A worker that ends one async call while awaiting another stays until
+  // it holds none (one worker: it takes both calls).
+  leaveWithAsync: { workers: 1, regionLanes: 1, width: 2, calls: [{ async: true }, { async: true }, {}], bursts: [2, 1], startParked: true, mayLeave: [0], respawn: true },
+  // A claimant that was not there joins at any point of a call (~7 k states;
+  // with two calls ~300 k, a minute: left out).
+  lateJoin: { ...S, width: 1, calls: [{}], startParked: true, late: [1] },
 };
 
 for (const [name, config] of Object.entries(steal)) {
@@ -82,6 +92,19 @@ const stealBroken = [
 for (const [variant, config, pattern] of stealBroken) {
   test(`steal protocol, broken variant ${variant} is caught (${config})`, () => {
     caught(new StealModel({ ...steal[config], classes: broken[variant] }), pattern);
+  });
+}
+
+// Broken leave rules (recycle-worker.js's leaveWhenEmpty with one rule dropped).
+const leaveBroken = [
+  // Leaving while its own async call is pending: the call is taken back, rejected.
+  ["LeavesWhileAwaiting", (port, _waiting, exit) => (port.flush(), exit(), true), "leaveWithAsync", /left holding call/],
+  // Leaving before publishing the answer it just wrote: the host never sees it.
+  ["LeavesUnpublished", (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), true)), "leaveAndJoin", /left holding call/],
+];
+for (const [variant, leaveRule, config, pattern] of leaveBroken) {
+  test(`steal protocol, broken leave rule ${variant} is caught (${config})`, () => {
+    caught(new StealModel({ ...steal[config], leaveRule }), pattern);
   });
 }
 

@@ -24,4 +24,21 @@ class WorkerRecycle {
   }
 }
 
-module.exports = { WorkerRecycle };
+/**
+ * Work stealing: leaves the claimants once this worker holds no call: no
+ * async call of its own pending (`port.asyncRunning`), no answer waiting
+ * for room in the payload region (`answersWaiting`). Publishes its answers,
+ * then `exit()`s (which does not return in a worker). False when it still
+ * holds a call: the next call's end tries again. The host then takes the
+ * worker's slots back (finding none) and starts a replacement, which joins
+ * as a new claimant (lib/steal.js, "A worker that dies"). The protocol
+ * model runs this very function for its leave steps.
+ */
+function leaveWhenEmpty(port, answersWaiting, exit) {
+  if (port.asyncRunning !== 0 || answersWaiting !== 0) return false;
+  port.flush();
+  exit();
+  return true;
+}
+
+module.exports = { WorkerRecycle, leaveWhenEmpty };

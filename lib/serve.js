@@ -15,7 +15,7 @@ const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
 const { STARTED, startedWord } = require("./slot-state.js");
-const { WorkerRecycle } = require("./recycle-worker.js");
+const { WorkerRecycle, leaveWhenEmpty } = require("./recycle-worker.js");
 const { RECYCLE_EXIT_CODES } = require("./recycle.js");
 
 // A recycling worker thread ends itself with the real process.exit, taken
@@ -330,9 +330,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       }
       return;
     }
-    if (port.asyncRunning !== 0 || waiting.size !== 0) return;
-    port.flush();
-    processExit.call(process, RECYCLE_EXIT_CODES[reason]);
+    leaveWhenEmpty(port, waiting.size, () => processExit.call(process, RECYCLE_EXIT_CODES[reason]));
   }
 
   runBootstrap().then(loadTasks).then(
