@@ -363,7 +363,11 @@ export interface WorkerStats {
 
 /** What {@link PoolLifecycle.stats} returns. */
 export interface PoolStats {
-  /** Calls taken: every call made while the pool was open, including refused ones (`submitted = completed + failed + pending`). */
+  /**
+   * Calls taken: made while the pool was open and past the checks of the
+   * call itself (its options, an already aborted signal), refused ones
+   * included; `submitted = completed + failed + pending`.
+   */
   submitted: number;
   /** Calls resolved. */
   completed: number;
