@@ -84,10 +84,13 @@ test("defaults of the new groups, and every existing field unchanged", () => {
   assert.deepEqual(
     Object.keys(r).sort(),
     [
-      "abortSignalCapacity", "balancer", "debug", "host", "inliner", "maxPayloadBytes",
-      "payloadInitialBytes", "payloadMaxByteLength", "payloadMode", "threads", "topology", "worker",
+      "abortSignalCapacity", "balancer", "debug", "host", "inliner", "maxPayloadBytes", "maxQueue",
+      "payloadInitialBytes", "payloadMaxByteLength", "payloadMode", "stats", "threads", "topology", "worker",
     ],
   );
+  assert.equal(r.maxQueue, null); // unbounded
+  assert.equal(r.stats, false);
+  assert.equal(r.worker.recycle, null);
 });
 
 test("given values come through resolved", () => {
