@@ -238,7 +238,7 @@ for (const steal of [false, true]) test(`a worker terminated from outside with c
     let v = 1;
     if (steal) {
       const held = [0, 0];
-      for (let i = 0; i < p.shared.slots; i++) if (p.shared.calls[i] !== null) held[p.shared.ownerOf(i)]++;
+      for (let i = 0; i < p.topology.submit.slots; i++) if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
       v = held[1] > 0 ? 1 : 0;
     }
     const victim = p.workers[v];
@@ -296,7 +296,7 @@ test("calls a worker answered before it died resolve with their results", async 
   const pool = createPool({ threads: 1 })(T);
   try {
     const p = await warm(pool);
-    const lane = p.lanes[0];
+    const lane = p.topology.lanes[0];
     const victim = p.workers[0].threadId;
     const dying = pool.call.exitLater([5, 50]); // answers at once, exits 50 ms later
     const other = pool.call.whoAmI("answered too");

@@ -109,12 +109,12 @@ for (const [name, options, shape] of TOPOLOGIES) {
     const pool = createPool(options)(options.threads === 0 ? HOST_TASKS : TASKS);
     try {
       const p = internals(pool);
-      assert.equal(p.shared !== null, shape.steal, "stealing or private lanes, as configured");
-      assert.equal(p.inline !== null, shape.inline === true, "inline lane as configured");
+      assert.equal(p.topology.steal, shape.steal, "stealing or private lanes, as configured");
+      assert.equal(p.topology.inline !== null, shape.inline === true, "inline lane as configured");
       await mixedCalls(pool);
       // Nothing is left in a slot once every call settled.
       assert.equal(p.inFlight, 0);
-      if (p.shared !== null) assert.equal(p.shared.inFlight, 0);
+      if (p.topology.steal) assert.equal(p.topology.submit.inFlight, 0);
     } finally {
       await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
@@ -211,7 +211,7 @@ test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the oth
   try {
     await pool.ready;
     const p = internals(pool);
-    assert.ok(p.shared !== null, "a stealing pool");
+    assert.ok(p.topology.steal, "a stealing pool");
     const before = p.workers.map((w) => w.threadId);
     const stuck = pool.call.spin(["stuck", 60_000]);
     // The other worker takes these: a call nobody has started never waits
@@ -249,9 +249,9 @@ test(`process workers, stealing: ${CALLS} mixed calls settle once each with thei
   const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
   try {
     const p = internals(pool);
-    assert.ok(p.shared !== null, "a stealing pool");
+    assert.ok(p.topology.steal, "a stealing pool");
     await mixedCalls(pool);
-    assert.equal(p.shared.inFlight, 0);
+    assert.equal(p.topology.submit.inFlight, 0);
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -275,7 +275,7 @@ test("process workers, stealing: a SIGKILLed worker's claimed calls reject namin
     const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
     await new Promise((r) => setTimeout(r, 50));
     const held = [0, 0];
-    for (let i = 0; i < p.shared.slots; i++) if (p.shared.calls[i] !== null && p.shared.ownerOf(i) >= 0) held[p.shared.ownerOf(i)]++;
+    for (let i = 0; i < p.topology.submit.slots; i++) if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0) held[p.topology.submit.ownerOf(i)]++;
     const v = held[0] > 0 ? 0 : 1;
     const victim = p.workers[v].pid;
     process.kill(victim, "SIGKILL");

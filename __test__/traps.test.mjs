@@ -251,7 +251,7 @@ for (const [label, options] of [
       assert.ok(made.buffer instanceof SharedArrayBuffer && made.length === 3, "a worker's SharedArrayBuffer reaches the host");
       // A SharedArrayBuffer in a call that goes through the payload region.
       assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), { shared: true, bytes: 16, big: 5000 });
-      if (internal.sharedRefs !== null && internal.inline === null) {
+      if (internal.sharedRefs !== null && internal.topology.inline === null) {
         assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
         assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
       }

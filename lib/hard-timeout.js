@@ -3,7 +3,7 @@
 // keeping new calls off a worker the host has decided to terminate.
 //
 // A worker runs one call at a time on its thread (STARTED RUNNING, see
-// slot-state.js); async calls that await (AWAITING) leave it free. So when
+// slot.js); async calls that await (AWAITING) leave it free. So when
 // a call's period ends:
 //  - RUNNING: the call holds the thread past the limit: it is the runaway.
 //  - NOT_STARTED or AWAITING while another call of the same worker is
@@ -15,33 +15,15 @@
 //    the runaway.
 //  - NOT_STARTED with the thread free, or ANSWERED: another period.
 
-const { STARTED, startedWord } = require("./slot-state.js");
-const { L } = require("./lane.js");
+const Slot = require("./slot.js");
 
-const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
+const { STARTED } = Slot;
 
 const WAIT = 0; // another period
 const BLAME_CALL = 1; // this call is the runaway
 const BLAME_HOLDER = 2; // a settled call holding the thread is
 
-/** The calls worker `lane` holds (claimed or in its lane), with their slots. */
-function heldBy(pool, lane) {
-  const held = [];
-  if (pool.shared !== null) {
-    const calls = pool.shared.calls;
-    for (let index = 0; index < calls.length; index++) {
-      if (calls[index] !== null && pool.shared.ownerOf(index) === lane) held.push({ call: calls[index], slots: pool.shared, slot: index });
-    }
-  } else {
-    const hostLane = pool.lanes[lane];
-    hostLane.calls.forEach((call, slot) => {
-      if (call !== null) held.push({ call, slots: hostLane, slot });
-    });
-  }
-  return held;
-}
-
-const stateOf = (pool, slots, slot) => Atomics.load(pool.i32, startedWord(slots.slotWord(slot)));
+const stateOf = (pool, slots, slot) => Slot.startedOf(pool.i32, slots.slotWord(slot));
 
 /**
  * What to do about `call` (placed, not settled) whose period ended:
@@ -50,27 +32,15 @@ const stateOf = (pool, slots, slot) => Atomics.load(pool.i32, startedWord(slots.
 function judge(pool, call) {
   const slots = call.lane;
   const state = stateOf(pool, slots, call.slot);
-  const lane = slots === pool.shared ? pool.shared.ownerOf(call.slot) : slots.lane;
+  const lane = pool.topology.workerOf(call);
   if (state === STARTED.RUNNING) return { verdict: BLAME_CALL, lane, holder: call };
   if (state === STARTED.ANSWERED || lane < 0) return { verdict: WAIT, lane, holder: null };
   let holder = null;
-  for (const held of heldBy(pool, lane)) {
+  for (const held of pool.topology.heldBy(lane)) {
     if (held.call !== call && stateOf(pool, held.slots, held.slot) === STARTED.RUNNING) holder = held.call;
   }
   if (holder !== null) return { verdict: holder.done ? BLAME_HOLDER : WAIT, lane, holder };
   return { verdict: state === STARTED.AWAITING ? BLAME_CALL : WAIT, lane, holder: call };
-}
-
-// Stands in for a lane whose worker is being replaced: balancers skip it
-// (the array keeps its length, which round-robin's cursor relies on).
-const RETIRED = Object.freeze({ inline: false, lane: -1, inFlight: Infinity, accepts: () => false });
-
-/** The balancer's choices without the lanes whose workers are being replaced (or emptied to be recycled, recycle.js). */
-function liveChoices(pool) {
-  const recycling = pool.recycle;
-  return pool.allChoices.map((lane) =>
-    lane.inline || (pool.killedFor[lane.lane] === null && (recycling === null || !recycling.retiring(lane.lane))) ? lane : RETIRED,
-  );
 }
 
 /**
@@ -83,7 +53,7 @@ function liveChoices(pool) {
  */
 function recoverUnstarted(pool, lane) {
   const recovered = [];
-  for (const { call, slots, slot } of heldBy(pool, lane)) {
+  for (const { call, slots, slot } of pool.topology.heldBy(lane)) {
     if (call.done || stateOf(pool, slots, slot) !== STARTED.NOT_STARTED) continue;
     // Its SharedArrayBuffers went to the workers by reference: not taken back.
     if (call.shared !== null) continue;
@@ -107,10 +77,10 @@ function recoverUnstarted(pool, lane) {
 /** Decodes the request still in a slot (its payload block, if any, is freed). */
 function takeRequest(pool, slots, slot) {
   const w = slots.slotWord(slot);
-  const len = pool.i32[w + L.slotWordLen];
-  const ext = pool.i32[w + L.slotWordExt];
-  pool.i32[w + L.slotWordExt] = NO_EXT; // whatever happens below, the block is not freed again
+  const len = Slot.lenOf(pool.i32, w);
+  const ext = Slot.extOf(pool.i32, w);
+  Slot.clearExt(pool.i32, w); // whatever happens below, the block is not freed again
   return pool.payload.readSlot(pool.u8, slots.slotPayload(slot), len, ext, pool.sharedRefs);
 }
 
-module.exports = { judge, liveChoices, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };
+module.exports = { judge, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };

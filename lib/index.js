@@ -1,13 +1,20 @@
 "use strict";
-// The package's public surface.
+// The package's public surface. A task's `createPool` shorthand is attached
+// here, where both task.js and pool.js are known (neither requires the other's
+// entry point: no import cycle).
 
-const { createPool } = require("./pool.js");
+const { createPool, createSingleTaskPool } = require("./pool.js");
 const { isPoolWorker } = require("./worker-context.js");
-const { task, importTask, stableTaskID } = require("./task.js");
+const tasks = require("./task.js");
 const { WorkerExitError } = require("./errors.js");
 const { CODEC_ERRORS } = require("./codec.js");
 
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !isPoolWorker();
 
-module.exports = { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS };
+/** Declares a task: see task.js. */
+const task = (definition) => tasks.task(definition, createSingleTaskPool);
+/** Declares a task the worker imports from another module: see task.js. */
+const importTask = (definition) => tasks.importTask(definition, createSingleTaskPool);
+
+module.exports = { createPool, task, importTask, isMain, stableTaskID: tasks.stableTaskID, WorkerExitError, CODEC_ERRORS };

@@ -4,11 +4,11 @@
 // single-worker pools; lib/steal.js is the other topology).
 //
 // This file is the protocol: both ends and the worker's loop (when it spins
-// and when it parks). pool.js and serve.js call into it; the exhaustive
+// and when it parks). host-lanes.js and serve.js call into it; the exhaustive
 // model checker (__test__/model/) runs these very classes, interleaving
 // every shared-memory access they make. Every access to a shared word here
 // is an `Atomics` call (the checker stands in for `Atomics`); slot contents
-// are plain bytes ordered by them, written by pool.js and serve.js. All
+// are plain bytes ordered by them, written by host-slots.js and serve.js. All
 // offsets come from Rust's layout().
 //
 // # Words
@@ -25,7 +25,7 @@
 //
 // # One call
 // 1. Host (`freeSlot`): pick a slot it owns and has not handed out (a
-//    private `busy` mask); pool.js writes task, call id, length, payload.
+//    private `busy` mask); host-slots.js writes the request (slot.js).
 // 2. Host (`publish`, `flush`): flip the bit in its private copy of REQ;
 //    once per burst, store REQ. Everything written in step 1 happens-before
 //    any load that observes the flipped bit.
@@ -44,7 +44,7 @@
 // - Duplicated: the worker marks a taken bit started and never takes it
 //   again until RES flips it back; the host consumes each flip once.
 // - Misdelivered: the host maps slot to call in its own table, and checks
-//   the call id the worker echoes (pool.js settle).
+//   the call id the worker echoes (host-slots.js settle).
 //
 // # Waiting
 // A worker with nothing new, and no async call of its own running, spins a

@@ -70,7 +70,7 @@ class PoolEvents {
 function exitReason(pool, lane, recycled) {
   if (recycled !== null) return "recycle";
   if (pool.killedFor[lane] !== null) return "hardTimeout"; // even if it ends after shutdown began
-  if (pool.state === 2) return "shutdown"; // CLOSED
+  if (pool.isClosed()) return "shutdown";
   if (!pool.everReady[lane]) return "startFailed";
   return "crash";
 }

@@ -23,10 +23,9 @@ const WAITING = 1; // asked to recycle; the lane is left to empty
 const TERMINATING = 2; // empty: terminate() was called
 
 class Recycler {
-  /** `pool`: its lanes, workers, choices; `liveChoices(pool)` recomputes the balancer's choices. */
-  constructor(pool, liveChoices) {
+  /** `pool`: its workers and topology (host-lanes.js: the lanes, and the balancer's choices). */
+  constructor(pool) {
     this.pool = pool;
-    this.liveChoices = liveChoices;
     const lanes = pool.workers.length;
     this.state = new Uint8Array(lanes);
     this.worker = new Array(lanes).fill(null);
@@ -42,12 +41,12 @@ class Recycler {
   /** A private-lane worker asked to be recycled (its "recycle" message). */
   request(lane, worker, reason) {
     const pool = this.pool;
-    if (pool.shared !== null || this.state[lane] !== 0 || pool.workers[lane] !== worker || pool.killedFor[lane] !== null) return;
+    if (pool.topology.steal || this.state[lane] !== 0 || pool.workers[lane] !== worker || pool.killedFor[lane] !== null) return;
     this.state[lane] = WAITING;
     this.worker[lane] = worker;
     this.reason[lane] = reason === "memory" ? "memory" : "calls";
     this.waiting++;
-    pool.choices = this.liveChoices(pool);
+    pool.topology.workersChanged();
     if (pool.debug) pool.debug("lifecycle", `worker ${lane} reached its ${this.reason[lane]} limit: recycling it once its lane is empty`);
     this.check();
   }
@@ -56,7 +55,7 @@ class Recycler {
   check() {
     const pool = this.pool;
     for (let lane = 0; lane < this.state.length && this.waiting !== 0; lane++) {
-      if (this.state[lane] !== WAITING || pool.lanes[lane].inFlight !== 0) continue;
+      if (this.state[lane] !== WAITING || pool.topology.lanes[lane].inFlight !== 0) continue;
       this.state[lane] = TERMINATING;
       this.waiting--;
       this.worker[lane].terminate();
@@ -79,7 +78,7 @@ class Recycler {
     }
     // Work stealing: the worker left by itself (a task's own process.exit()
     // with the same code in a private-lane pool is a crash, not a recycle).
-    if (this.pool.shared !== null && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code)) return REASON_BY_CODE.get(code);
+    if (this.pool.topology.steal && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code)) return REASON_BY_CODE.get(code);
     return null;
   }
 }

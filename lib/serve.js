@@ -3,30 +3,30 @@
 // worker processes (process-worker.js): import the task modules, then serve
 // calls until the host ends the worker, from the worker's private lane
 // (lib/lane.js) or by claiming them from the pool's shared submit region
-// (lib/steal.js). Threads and processes differ only in how
-// they sleep, wake a sleeper and report start-up.
+// (lib/steal.js). The loop itself is the topology's (serve-lane.js,
+// serve-steal.js); this module runs the calls it hands over. Threads and
+// processes differ only in how they sleep, wake a sleeper and report
+// start-up.
 
 const native = require("./native.js");
-const { L, WorkerLane } = require("./lane.js");
-const { Claimant } = require("./steal.js");
+const { L } = require("./lane.js");
+const Slot = require("./slot.js");
+const { openLane } = require("./serve-lane.js");
+const { openSteal } = require("./serve-steal.js");
 const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { registry } = require("./task.js");
-const { STARTED, startedWord } = require("./slot-state.js");
-const { WorkerRecycle, leaveWhenEmpty } = require("./recycle-worker.js");
+const { WorkerRecycle } = require("./recycle-worker.js");
 const { RECYCLE_EXIT_CODES } = require("./recycle.js");
 
 // A recycling worker thread ends itself with the real process.exit, taken
 // before exit-guard.js (installed after this module loads) may refuse it to
 // task code.
 const processExit = process.exit;
-const MAX_RUN_MICROS = 2 ** 31 - 1;
 
-const NO_EXT = L.noExt | 0;
-const STATUS_VALUE = 0;
-const STATUS_THROWN = 1;
+const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
 // How long an idle worker polls REQ before parking (`sleep`).
 // A wake through the kernel and the worker's event loop costs tens of µs
@@ -58,24 +58,23 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
-  // Where this worker's calls come from: its private lane (lane.js), or the
-  // pool's shared submit region (steal.js). Both answer through `port`:
-  // slotWord/slotPayload address a slot, finish(slot) records its answer,
-  // and its loop decides when to run, spin, park and wake; `env` is how
-  // that loop acts here.
+  // Where this worker's calls come from: its private lane (serve-lane.js),
+  // or the pool's shared submit region (serve-steal.js). Both answer
+  // through `port`: slotWord/slotPayload address a slot, finish(slot)
+  // records its answer, and its loop decides when to run, spin, park and
+  // wake; `env` is how that loop acts here.
   const env = {
     run,
-    spin: steal
-      ? () => bell.spinWhileZero(port.pending, port.regionLanes, SPIN_MICROS)
-      : (word, value) => bell.spinWhile(word, value, SPIN_MICROS),
+    spin: (word, value) => mode.spin(word, value),
     // With answers waiting for room, the park is on ROOM_SEQ instead (room-wait.js).
     sleep: (word, value) => (waiting.size !== 0 ? waiting.park() : sleepFor(word, value)),
     later: () => setImmediate(() => port.serve()),
     ring: () => bell.ring(),
   };
-  const port = steal
-    ? new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, laneIndex, wakeWord, env, steal.cores)
-    : new WorkerLane(i32, laneIndex, env);
+  const mode = steal
+    ? openSteal(i32, steal, laneIndex, wakeWord, env, bell, SPIN_MICROS)
+    : openLane(i32, laneIndex, wakeWord, env, bell, SPIN_MICROS);
+  const port = mode.port;
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
@@ -161,7 +160,6 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
    * or, when the region has no room now, a copy of the encoded bytes.
    */
   function encodeInto(slot, value) {
-    const w = port.slotWord(slot);
     const at = port.slotPayload(slot);
     let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
     let ext = NO_EXT;
@@ -171,15 +169,14 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
       len = bytes.length;
     }
-    i32[w + 2] = len;
-    i32[w + 3] = ext;
+    Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
   }
 
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
-    i32[startedWord(port.slotWord(slot))] = STARTED.ANSWERED;
-    if (timing) i32[port.slotWord(slot) + L.slotWordRunMicros] = Math.min(MAX_RUN_MICROS, (performance.now() - startedAt[slot]) * 1000) | 0;
+    Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
+    if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
     let written;
     try {
       written = encodeInto(slot, value);
@@ -197,7 +194,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       waiting.defer(slot, status, written);
       return;
     }
-    i32[port.slotWord(slot)] = status;
+    Slot.writeStatus(i32, port.slotWord(slot), status);
     port.finish(slot);
   }
 
@@ -223,35 +220,26 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   const waiting = new WaitingAnswers(payload, {
     write(slot, status, len, ext) {
       const w = port.slotWord(slot);
-      i32[w + 2] = len;
-      i32[w + 3] = ext;
-      i32[w] = status;
+      Slot.writeBody(i32, w, len, ext);
+      Slot.writeStatus(i32, w, status);
       port.finish(slot);
     },
     writeError(slot, err) {
       const written = encodeInto(slot, unsentError(err));
       if (written !== true) throw err; // inline always fits; a broken region is fatal here
-      i32[port.slotWord(slot)] = STATUS_THROWN;
+      Slot.writeStatus(i32, port.slotWord(slot), STATUS_THROWN);
       port.finish(slot);
     },
     flush: () => port.flush(),
     sleep: (index, value, wake) => sleep(index, value, wake),
-    // As the steal park: pending work another idle worker should take is not this one's.
-    hasWork: () => (steal ? port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()) : port.hasNew(Atomics.load(i32, port.req))),
+    hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
     resume: () => port.woke(),
   });
 
   /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
   function answerDeferred() {
-    if (!parkedForWork) return;
-    if (steal) {
-      port.wakeWorker(laneIndex); // its WAKE word: the park ends
-    } else if (Atomics.compareExchange(i32, port.sleeping, 1, 0) === 1) {
-      // The lane's park sleeps while SLEEPING is 1 (lane.js, Waiting): as
-      // the host does, swap it and wake. A failed swap means the host did.
-      wakeWord(port.sleeping);
-    }
+    if (parkedForWork) mode.interruptPark();
   }
 
   /**
@@ -260,11 +248,11 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
    */
   function run(slot) {
     const w = port.slotWord(slot);
-    const task = i32[w];
-    const len = i32[w + 2];
-    const ext = i32[w + 3];
+    const task = Slot.taskOf(i32, w);
+    const len = Slot.lenOf(i32, w);
+    const ext = Slot.extOf(i32, w);
     let result;
-    i32[startedWord(w)] = STARTED.RUNNING; // the host's hard timeout now counts this call as running
+    Slot.setStarted(i32, w, STARTED.RUNNING); // the host's hard timeout now counts this call as running
     if (timing) startedAt[slot] = performance.now();
     try {
       let arg;
@@ -273,18 +261,18 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
-        i32[w + 3] = NO_EXT;
+        Slot.clearExt(i32, w);
         arg = payload.readSlot(u8, 0, len, ext, shared);
       }
       if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
-      result = abortAware[task] ? table[task](arg, abortToolkit(i32[w + 4] - 1)) : table[task](arg);
+      result = abortAware[task] ? table[task](arg, abortToolkit(Slot.signalOf(i32, w))) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
       return answered();
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       // The thread is free again: a later call may hold it, not this one.
-      i32[startedWord(w)] = STARTED.AWAITING;
+      Slot.setStarted(i32, w, STARTED.AWAITING);
       Promise.resolve(result).then(
         (value) => {
           respond(slot, STATUS_VALUE, value);
@@ -314,23 +302,21 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   }
 
   /**
-   * Between calls, with a recycle limit set (recycle.js): in a private
-   * lane, ask the host once to empty the lane and replace this worker;
-   * when stealing, leave as soon as this worker holds no call (no async
-   * call of its own pending, no answer waiting for room): publish the
-   * answers, then exit.
+   * Between calls, with a recycle limit set (recycle.js): once a limit is
+   * reached, the topology's way of leaving (serve-lane.js: ask the host
+   * once; serve-steal.js: exit as soon as this worker holds no call).
    */
   function callEnded() {
     const reason = recycle.callEnded();
     if (reason === null) return;
-    if (!steal) {
-      if (!recycleAsked) {
+    mode.leave(waiting.size, {
+      ask() {
+        if (recycleAsked) return;
         recycleAsked = true;
         report({ type: "recycle", reason });
-      }
-      return;
-    }
-    leaveWhenEmpty(port, waiting.size, () => processExit.call(process, RECYCLE_EXIT_CODES[reason]));
+      },
+      exit: () => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
+    });
   }
 
   runBootstrap().then(loadTasks).then(

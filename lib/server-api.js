@@ -13,7 +13,7 @@ function serverApi(api, pool) {
   api.stats = () =>
     pool.stats.snapshot({
       pending: pool.pending,
-      inFlight: pool.inFlight + (pool.inline === null ? 0 : pool.inline.inFlight),
+      inFlight: pool.inFlight + (pool.topology.inline === null ? 0 : pool.topology.inline.inFlight),
       queued: pool.queue.length - pool.queueHead,
     });
   api.on = (name, listener) => {

@@ -5,13 +5,13 @@
 // (lib/lane.js) are the other topology.
 //
 // This file is the protocol: both ends, and the worker's whole scheduling
-// loop (when it claims, spins, parks and wakes others). The pool (pool.js)
+// loop (when it claims, spins, parks and wakes others). The pool (host-steal.js)
 // and the worker (serve.js) call into it; the exhaustive model checker
 // (__test__/model/) runs these very classes, interleaving every shared-memory
 // access they make, so what is proven is what ships. Every access to a
 // shared word here is an `Atomics` call (the checker stands in for
 // `Atomics`); slot contents (request, response) are plain bytes ordered by
-// those atomics and are written by pool.js and serve.js. Offsets come from
+// those atomics and are written by host-slots.js and serve.js. Offsets come from
 // Rust's layout().
 //
 // # Words
@@ -35,7 +35,7 @@
 //
 // # One call
 // 1. Host (`freeSlot`, `publish`): pick a slot it does not hold, write the
-//    request into it (pool.js). Host and claimants walk a region lane's
+//    request into it (host-slots.js, slot.js). Host and claimants walk a region lane's
 //    slots in rotation, from the one after the last they used, so calls are
 //    claimed in about the order they were published (always the lowest bit
 //    would let new calls in freed low slots overtake an old one for as long
@@ -73,7 +73,7 @@
 // - Answered once: each answer is one toggle of a bit in a word with one
 //   writer; the host consumes DONE ^ seen and then sets seen = DONE.
 // - Misdelivered: the host maps slot to call in its own table and checks
-//   the call id the worker echoes (pool.js settle).
+//   the call id the worker echoes (host-slots.js settle).
 // - A worker that dies (`takeBack`): the host first settles its published
 //   answers (they are real), then every slot it holds busy with OWNER ==
 //   w + 1 was taken by the dead worker and not answered. Those calls are
@@ -112,6 +112,7 @@
 // parks, and the end of its last async call wakes it through its own WAKE.
 
 const { L, lowestBit } = require("./lane.js");
+const { ownerWord } = require("./slot.js");
 
 /**
  * The first set bit of `mask` at or after bit `from` (wrapping around), or
@@ -250,7 +251,7 @@ class HostSubmit extends StealGeometry {
         bits &= bits - 1;
         // After the request's words: a claimant whose compare-exchange
         // reads 0 reads the request written before it.
-        Atomics.store(i32, this.slotWord(g * this.width + b) + L.slotWordOwner, 0);
+        Atomics.store(i32, ownerWord(this.slotWord(g * this.width + b)), 0);
       }
     }
     if (published === 0) return;
@@ -300,7 +301,7 @@ class HostSubmit extends StealGeometry {
   }
   /** Worker id in slot `index`'s OWNER word (-1: published, unclaimed). */
   ownerOf(index) {
-    return Atomics.load(this.i32, this.slotWord(index) + L.slotWordOwner) - 1;
+    return Atomics.load(this.i32, ownerWord(this.slotWord(index))) - 1;
   }
   /**
    * Worker `w` is gone: settles the answers it published (`settle(index)`),
@@ -519,7 +520,7 @@ class Claimant extends StealGeometry {
         pending &= ~(1 << b);
         from = b + 1;
         const index = g * this.width + b;
-        if (Atomics.compareExchange(i32, this.slotWord(index) + L.slotWordOwner, 0, this.me) === 0) {
+        if (Atomics.compareExchange(i32, ownerWord(this.slotWord(index)), 0, this.me) === 0) {
           // Only the winner clears the bit it won (step 3).
           Atomics.and(i32, this.pending + g, ~(1 << b));
           this.cursor[g] = b + 1;

@@ -3,9 +3,8 @@
 // index of its task() call in that module), so the host and every worker,
 // which import modules in different orders, agree on its id.
 
-const { pathToFileURL, fileURLToPath } = require("node:url");
-const { dirname, join, sep } = require("node:path");
 const native = require("./native.js");
+const { callerHref } = require("./caller.js");
 
 const TASK = Symbol.for("knitting-native.task");
 
@@ -16,47 +15,6 @@ const REGISTRY_KEY = Symbol.for("knitting-native.registry");
 const registry =
   globalThis[REGISTRY_KEY] ||
   (globalThis[REGISTRY_KEY] = { byId: new Map(), nextAt: new Map() });
-
-// Frames inside this package's own entry points and lib/ are skipped when
-// looking for the module that declared a task.
-const LIB_DIR = __dirname + sep;
-const ENTRY_FILES = new Set([join(dirname(__dirname), "index.js"), join(dirname(__dirname), "index.mjs")]);
-
-function toHref(file) {
-  if (file.startsWith("file:") || file.startsWith("data:") || file.startsWith("http")) return file;
-  return pathToFileURL(file).href;
-}
-
-function isPackageFrame(file) {
-  const path = file.startsWith("file:") ? fileURLToPath(file) : file;
-  return path.startsWith(LIB_DIR) || ENTRY_FILES.has(path);
-}
-
-/** The URL of the first module on the stack outside this package. */
-function callerHref() {
-  const original = Error.prepareStackTrace;
-  const originalLimit = Error.stackTraceLimit;
-  let sites;
-  try {
-    Error.stackTraceLimit = 50;
-    Error.prepareStackTrace = (_err, stack) => stack;
-    sites = new Error().stack;
-  } finally {
-    Error.prepareStackTrace = original;
-    Error.stackTraceLimit = originalLimit;
-  }
-  if (Array.isArray(sites)) {
-    for (const site of sites) {
-      const file = site.getFileName && site.getFileName();
-      if (!file || file.startsWith("node:") || file.startsWith("internal/")) continue;
-      if (isPackageFrame(file)) continue;
-      return toHref(file);
-    }
-  }
-  throw new Error(
-    "knitting-native: cannot tell which module called task(); call it at the top level of a module file",
-  );
-}
 
 function stableTaskID(href, at) {
   if (typeof href !== "string") {
@@ -134,12 +92,15 @@ function nextPosition() {
   return { href, at, id: native.stableTaskID(href, at) };
 }
 
-function withShorthand(t) {
-  // task({ f }).createPool(options): a pool of this one task, called as
-  // pool.call(arg). Required lazily: pool.js requires this module.
-  Object.defineProperty(t, "createPool", {
-    value: (options) => require("./pool.js").createSingleTaskPool(options, t),
-  });
+/**
+ * Freezes a task, with its `createPool(options)` shorthand when the package's
+ * entry point passes the maker (a pool of this one task, called as
+ * pool.call(arg)): task.js does not require pool.js, which requires it.
+ */
+function withShorthand(t, createSingleTaskPool) {
+  if (createSingleTaskPool !== undefined) {
+    Object.defineProperty(t, "createPool", { value: (options) => createSingleTaskPool(options, t) });
+  }
   return Object.freeze(t);
 }
 
@@ -148,21 +109,21 @@ function withShorthand(t) {
  * re-imports that module and finds the task by its position in it).
  * { f, timeout?, abortSignal? }
  */
-function task(definition) {
-  return withOptionCode(defineTask, definition);
+function task(definition, createSingleTaskPool) {
+  return withOptionCode(defineTask, definition, createSingleTaskPool);
 }
 
 /** A wrong definition is a TypeError/RangeError with code KNT_INVALID_OPTION. */
-function withOptionCode(define, definition) {
+function withOptionCode(define, definition, createSingleTaskPool) {
   try {
-    return define(definition);
+    return define(definition, createSingleTaskPool);
   } catch (err) {
     if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_OPTION";
     throw err;
   }
 }
 
-function defineTask(definition) {
+function defineTask(definition, createSingleTaskPool) {
   checkDefinition(definition, "task(definition)", ["f", "timeout", "abortSignal"]);
   const { f } = definition;
   if (typeof f !== "function") {
@@ -171,7 +132,7 @@ function defineTask(definition) {
   const timeout = resolveTimeout(definition.timeout, "task");
   const abortAware = resolveAbortSignal(definition.abortSignal, "task");
   const { href, at, id } = nextPosition();
-  const t = withShorthand({ [TASK]: true, kind: "task", f, href, at, id, timeout, abortAware });
+  const t = withShorthand({ [TASK]: true, kind: "task", f, href, at, id, timeout, abortAware }, createSingleTaskPool);
   registry.byId.set(id, t);
   return t;
 }
@@ -181,11 +142,11 @@ function defineTask(definition) {
  * host never evaluates. { href, name, timeout?, abortSignal? }; a relative
  * href resolves from the calling module.
  */
-function importTask(definition) {
-  return withOptionCode(defineImportTask, definition);
+function importTask(definition, createSingleTaskPool) {
+  return withOptionCode(defineImportTask, definition, createSingleTaskPool);
 }
 
-function defineImportTask(definition) {
+function defineImportTask(definition, createSingleTaskPool) {
   checkDefinition(definition, "importTask(definition)", ["href", "name", "timeout", "abortSignal"]);
   if (typeof definition.href !== "string" || definition.href === "") {
     throw new TypeError("importTask({ href, name }): href must be a non-empty string (a URL or a path relative to this module)");
@@ -212,11 +173,11 @@ function defineImportTask(definition) {
     id: position.id,
     timeout,
     abortAware,
-  });
+  }, createSingleTaskPool);
 }
 
 function isTask(value) {
   return value !== null && typeof value === "object" && value[TASK] === true;
 }
 
-module.exports = { task, importTask, isTask, stableTaskID, callerHref, registry, TASK };
+module.exports = { task, importTask, isTask, stableTaskID, registry, TASK };

@@ -13,7 +13,7 @@
 //! host armed crosses into Rust and makes the `FUTEX_WAKE` syscall; while the
 //! host is busy draining, publishing costs two atomics and nothing else.
 //!
-//! Host, going idle (`drain` in `lib/pool.js`): it read `c0 = COUNTER`
+//! Host, going idle (`drain` in `lib/host-loop.js`): it read `c0 = COUNTER`
 //! *before* scanning the workers' answers, so every publication counted up
 //! to `c0` has been seen. It stores `ARMED = 1`, then loads `COUNTER` again:
 //! if it moved past `c0`, something was published in between, so it disarms

@@ -129,10 +129,10 @@ function topologyOf(pool) {
   const inner = pool[Symbol.for("knitting-native.pool")];
   if (!inner) return null;
   return {
-    steal: inner.shared !== null && inner.shared !== undefined,
-    dispatcher: inner.serialChannel ? "serial-channel" : "per-thread",
-    doorbell: inner.useDoorbell === true,
-    stallFreeLoops: inner.freeHops,
+    steal: inner.topology?.steal === true,
+    dispatcher: inner.topology?.serialChannel ? "serial-channel" : "per-thread",
+    doorbell: inner.loop?.useDoorbell === true,
+    stallFreeLoops: inner.loop?.freeHops,
     runtime: inner.runtime?.constructor?.name === "ProcessRuntime" ? "process" : "thread",
   };
 }

@@ -26,7 +26,7 @@
 //!           +20 word STARTED      request: 0; the worker sets 1 when it starts
 //!                                 the call, 2 once its task awaits a promise,
 //!                                 3 once it ended (read by the host's hard
-//!                                 timeout: `lib/slot-state.js`)
+//!                                 timeout: `lib/slot.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
 //!                                 (`lib/steal.js`); unused in private lanes
 //!           +28 word RUN_MICROS  response: the task's run time in µs, written

@@ -1,0 +1,51 @@
+"use strict";
+// Which module called into this package: the first stack frame outside the
+// package's entry points and lib/. Tasks are named by the module that
+// declares them (task.js), and a pool resolves relative hrefs from the
+// module that created it (pool.js).
+
+const { pathToFileURL, fileURLToPath } = require("node:url");
+const { dirname, join, sep } = require("node:path");
+
+// Frames inside this package's own entry points and lib/ are skipped when
+// looking for the module that declared a task.
+const LIB_DIR = __dirname + sep;
+const ENTRY_FILES = new Set([join(dirname(__dirname), "index.js"), join(dirname(__dirname), "index.mjs")]);
+
+function toHref(file) {
+  if (file.startsWith("file:") || file.startsWith("data:") || file.startsWith("http")) return file;
+  return pathToFileURL(file).href;
+}
+
+function isPackageFrame(file) {
+  const path = file.startsWith("file:") ? fileURLToPath(file) : file;
+  return path.startsWith(LIB_DIR) || ENTRY_FILES.has(path);
+}
+
+/** The URL of the first module on the stack outside this package. */
+function callerHref() {
+  const original = Error.prepareStackTrace;
+  const originalLimit = Error.stackTraceLimit;
+  let sites;
+  try {
+    Error.stackTraceLimit = 50;
+    Error.prepareStackTrace = (_err, stack) => stack;
+    sites = new Error().stack;
+  } finally {
+    Error.prepareStackTrace = original;
+    Error.stackTraceLimit = originalLimit;
+  }
+  if (Array.isArray(sites)) {
+    for (const site of sites) {
+      const file = site.getFileName && site.getFileName();
+      if (!file || file.startsWith("node:") || file.startsWith("internal/")) continue;
+      if (isPackageFrame(file)) continue;
+      return toHref(file);
+    }
+  }
+  throw new Error(
+    "knitting-native: cannot tell which module called task(); call it at the top level of a module file",
+  );
+}
+
+module.exports = { callerHref };

@@ -1,0 +1,144 @@
+"use strict";
+// When the host drains answers: on the event loop while calls are in slots,
+// polling for a bounded number of passes, then asleep on the Rust doorbell
+// (src/doorbell.rs) until a worker rings it, or, with `host.doorbell:
+// false`, polling on timers that back off.
+
+const native = require("./native.js");
+const { W_COUNTER, W_ARMED } = require("./lane.js");
+
+// Drain passes with nothing found before the host arms the doorbell and
+// sleeps. Each pass is one turn of the event loop (setImmediate) plus a
+// sched_yield (so a worker sharing this vCPU can answer), ~1-2 µs here: a
+// short, bounded poll that catches responses arriving within tens of µs
+// without the doorbell's ThreadsafeFunction hop (~8 µs,
+// measured on Node 20, 2 vCPUs, 2026-11). Measured with
+// `node bench/run.mjs --only knitting --reps 3` (2 threads, calls/s per rep):
+//   8 passes: 1.83 M, 1.77 M, 1.85 M    32: 1.90 M, 2.05 M, 2.02 M
+//   128: 2.25 M, 1.99 M, 1.85 M         sequential p50 ~1.2 µs for all three
+// and without the yield, 8 passes gave 1.1-1.5 M calls/s against 2.1-3.1 M
+// with it (a loop of 400,000 calls, 1,000 in flight).
+const FREE_HOPS = 32;
+// The budget adapts between MIN_HOPS and FREE_HOPS: a doorbell wait that
+// lasted longer than LONG_WAIT_MS halves it (polling would not have caught
+// that response, it only took CPU from the workers: with 2,000 x 1 ms tasks
+// on 2 workers a fixed 32 passes cost ~10% of the makespan, `npm run bench
+// -- --report`, workload 4), a short one doubles it back.
+const MIN_HOPS = 2;
+const LONG_WAIT_MS = 0.2;
+// With `host.doorbell: false` the host polls: DEFAULT_STALL_FREE_LOOPS idle
+// passes, then timers from 1 ms doubling up to `host.maxBackoffMs`.
+const DEFAULT_STALL_FREE_LOOPS = 64;
+const DEFAULT_MAX_BACKOFF_MS = 8;
+
+const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
+
+class HostLoop {
+  /**
+   * `pool`: what a drain pass acts on (`drainPass()` settles and places,
+   * returns how many calls it settled; `inFlight`; `isClosed()`).
+   * `host`: the resolved `host` options.
+   */
+  constructor(pool, host, threads, debug) {
+    this.pool = pool;
+    this.debug = debug;
+    this.i32 = pool.i32;
+    this.scheduled = false;
+    this.armed = false;
+    this.idleHops = 0;
+    this.useDoorbell = host.doorbell && threads > 0;
+    this.freeHops =
+      host.stallFreeLoops !== undefined ? host.stallFreeLoops : this.useDoorbell ? FREE_HOPS : DEFAULT_STALL_FREE_LOOPS;
+    this.maxBackoffMs = host.maxBackoffMs !== undefined ? host.maxBackoffMs : DEFAULT_MAX_BACKOFF_MS;
+    this.backoffMs = 1;
+    this.backoffTimer = null;
+    this.hopBudget = this.freeHops;
+    this.armedAt = 0;
+    this.rings = 0; // doorbell rings, for the signals traces
+    this.drainBound = () => this.drain();
+    this.doorbell = this.useDoorbell ? this.startDoorbell(pool.u8) : null;
+  }
+
+  /** The Rust waiter that wakes an idle host when a worker rings. */
+  startDoorbell(u8) {
+    return new native.HostDoorbell(u8, () => {
+      // The waiter cleared ARMED before calling.
+      this.armed = false;
+      const waited = performance.now() - this.armedAt;
+      if (waited > LONG_WAIT_MS) this.hopBudget = Math.min(this.freeHops, Math.max(MIN_HOPS, this.hopBudget >> 1));
+      else this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      if (this.debug && isPowerOfTwo(++this.rings)) {
+        this.debug(
+          "signals",
+          `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`,
+        );
+      }
+      this.drain();
+    });
+  }
+
+  /** A call was submitted: make sure a drain comes (at once if polling had backed off). */
+  kick() {
+    if (this.backoffTimer !== null) {
+      // Polling without a doorbell, and backing off: new work polls at once.
+      clearTimeout(this.backoffTimer);
+      this.backoffTimer = null;
+      this.scheduled = false;
+    }
+    if (!this.scheduled && !this.armed) {
+      this.scheduled = true;
+      this.idleHops = 0;
+      setImmediate(this.drainBound);
+    }
+  }
+
+  drain() {
+    this.scheduled = false;
+    // Read the count before scanning: every publication counted up to here
+    // is visible to the scan below (src/doorbell.rs).
+    const counted = Atomics.load(this.i32, W_COUNTER);
+    const pool = this.pool;
+    const settled = pool.drainPass();
+    if (pool.inFlight === 0 || pool.isClosed()) return;
+    if (settled > 0) {
+      this.idleHops = 0;
+      this.backoffMs = 1;
+    } else this.idleHops++;
+    if (this.idleHops <= this.hopBudget) {
+      // Let a worker that shares this vCPU run before polling again.
+      if (settled === 0) native.yieldNow();
+      this.scheduled = true;
+      setImmediate(this.drainBound);
+      return;
+    }
+    if (this.doorbell === null) {
+      // Polling without a doorbell: back off, up to maxBackoffMs.
+      this.scheduled = true;
+      this.backoffTimer = setTimeout(() => {
+        this.backoffTimer = null;
+        this.drain();
+      }, this.backoffMs);
+      this.backoffMs = Math.min(this.maxBackoffMs, this.backoffMs * 2);
+      return;
+    }
+    // Nothing for a while: sleep on the doorbell. Arm, then re-check the
+    // count: a publication since `counted` means drain now instead.
+    this.armed = true;
+    this.armedAt = performance.now();
+    Atomics.store(this.i32, W_ARMED, 1);
+    if (Atomics.load(this.i32, W_COUNTER) !== counted) {
+      Atomics.store(this.i32, W_ARMED, 0);
+      this.armed = false;
+      this.scheduled = true;
+      setImmediate(this.drainBound);
+    }
+  }
+
+  /** No more drains: the doorbell's waiter thread ends, a pending poll timer is cleared. */
+  close() {
+    if (this.doorbell !== null) this.doorbell.close();
+    if (this.backoffTimer !== null) clearTimeout(this.backoffTimer);
+  }
+}
+
+module.exports = { HostLoop, isPowerOfTwo };
