@@ -337,7 +337,10 @@ export interface WorkerExitEvent extends WorkerCreateEvent {
   error?: unknown;
 }
 
-/** A distribution of times, in milliseconds (from a fixed log-linear histogram: a percentile is at most 12.5% above the true value). */
+/**
+ * A distribution of times, in milliseconds (from a fixed log-linear
+ * histogram: a percentile is at most 12.5% above the true value).
+ */
 export interface TimeDistribution {
   count: number;
   mean: number;
@@ -385,7 +388,10 @@ export interface PoolStats {
   elapsedMs: number;
   /** With `stats: true`: how long tasks ran in the workers; else null. */
   runTime: TimeDistribution | null;
-  /** With `stats: true`: each answered call's time from submission to answer minus its run time (queue, slot, crossing); else null. */
+  /**
+   * With `stats: true`: each answered call's time from submission to answer
+   * minus its run time (queue, slot, crossing); else null.
+   */
   waitTime: TimeDistribution | null;
   /** With `stats: true`: one entry per worker lane; else null. */
   workers: WorkerStats[] | null;

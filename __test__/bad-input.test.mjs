@@ -332,7 +332,7 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
     const calls = [];
     const expect = [];
     let good = 0;
-    for (let round = 0; good < 1000; round++) {
+    while (good < 1000) {
       for (const [name, make, Ctor, code, pattern] of BAD_ARGUMENTS) {
         calls.push(pool.call.echo(make()));
         expect.push({ name, Ctor, code, pattern });

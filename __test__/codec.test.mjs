@@ -348,7 +348,7 @@ test("a 4 MiB Float64Array round-trips through encode()", () => {
   for (let i = 0; i < big.length; i++) big[i] = i * 0.5 - 1000;
   const enc = new Encoder();
   const bytes = enc.encode(big);
-  assert.equal(bytes.length, 6 + big.byteLength);
+  assert.equal(bytes.length, 8 + big.byteLength); // 7 header bytes + 1 of padding (scratch offset 0)
   const out = decode(bytes, 0, bytes.length);
   assert.ok(out instanceof Float64Array);
   assert.equal(out.length, big.length);
@@ -643,7 +643,7 @@ test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size
   const def = new Encoder();
   const nine = Buffer.alloc(9 * 1024 * 1024);
   assertCodecError(() => def.encode(nine), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of 9437190 bytes exceeds payload\.maxPayloadBytes \(8388608\)/);
+    /payload of 9437192 bytes exceeds payload\.maxPayloadBytes \(8388608\)/);
   // a function behind the oversized part is still reported as a function
   assertCodecError(() => small.encode(["x".repeat(2000), () => 1]), TypeError, CODEC_ERRORS.FUNCTION);
   assert.deepStrictEqual(viaEncode([1, 2], small), [1, 2]);
@@ -684,12 +684,14 @@ test("decoding garbage throws RangeError", () => {
   assertCorrupt(Uint8Array.of(0x01, 0x01)); // trailing bytes
   assertCorrupt(Uint8Array.of(0x0b, 0xff, 0xff, 0xff, 0xff)); // huge array count
   assertCorrupt(Uint8Array.of(0x0c, 1, 0, 0, 0, 0x04, 1, 0, 0, 0, 0x01)); // non-string key
-  assertCorrupt(Uint8Array.of(0x0f, 0x08, 3, 0, 0, 0, 1, 2, 3)); // Float64Array of 3 bytes
-  assertCorrupt(Uint8Array.of(0x0f, 0x42, 0, 0, 0, 0)); // unknown binary kind
+  assertCorrupt(Uint8Array.of(0x0f, 0x08, 3, 0, 0, 0, 0, 1, 2, 3)); // Float64Array of 3 bytes
+  assertCorrupt(Uint8Array.of(0x0f, 0x01, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 1)); // padding past 7 bytes
+  assertCorrupt(Uint8Array.of(0x0f, 0x01, 2, 0, 0, 0, 1, 0, 5)); // truncated after its padding
+  assertCorrupt(Uint8Array.of(0x0f, 0x42, 0, 0, 0, 0, 0)); // unknown binary kind
   assertCorrupt(Uint8Array.of(0x07, 2, 0, 0, 0, 0)); // bad bigint sign
   assertCorrupt(Uint8Array.of(0x11, 3, 0, 0, 0, 0xde, 0xad, 0xbe)); // v8 rejects it
   assertCorrupt(new Uint8Array(0));
-  let deep = [];
+  const deep = [];
   for (let i = 0; i < 100; i++) deep.push(0x0b, 1, 0, 0, 0);
   deep.push(0x01);
   assertCorrupt(Uint8Array.from(deep)); // deeper than the encoder ever writes

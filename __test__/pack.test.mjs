@@ -5,7 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -61,7 +61,7 @@ test(`the binary for this platform (${binaryName}) is built`, () => {
 
 test("npm pack: exactly the runtime files, the license and this platform's binary", () => {
   const files = packedFiles(root);
-  const libFiles = readdirSync(join(root, "lib"))
+  const libFiles = readdirSync(join(root, "lib"), { recursive: true }) // lib/codec/ too
     .filter((f) => f.endsWith(".js"))
     .map((f) => `lib/${f}`);
   const expected = ["package.json", "README.md", "LICENSE", "index.js", "index.mjs", "index.d.ts", binaryName, ...libFiles].sort();
@@ -89,7 +89,47 @@ test("package.json: exports, types, engines, files; no os/cpu or optionalDepende
   assert.equal(pkg.os, undefined);
   assert.equal(pkg.cpu, undefined);
   assert.equal(pkg.optionalDependencies, undefined, "written by scripts/prepublish.mjs at publish time only");
-  for (const name of ["build", "test", "test:js", "demo", "prepare"]) assert.ok(pkg.scripts[name], `scripts.${name}`);
+  for (const name of ["build", "test", "test:js", "demo", "lint"]) assert.ok(pkg.scripts[name], `scripts.${name}`);
+  // An install runs these in the consumer's project, where scripts/ (not in
+  // the tarball) is missing: none may exist.
+  for (const hook of ["preinstall", "install", "postinstall", "prepare"]) {
+    assert.equal(pkg.scripts[hook], undefined, `scripts.${hook} would run on install`);
+  }
+});
+
+test("npm pack, then install the tarball into an empty project (offline) and call a task", (t) => {
+  const dir = tempDir(t, "install");
+  const packed = JSON.parse(npm(["pack", "--json", "--pack-destination", dir], root));
+  const tarball = join(dir, packed[0].filename);
+  assert.ok(existsSync(tarball), `npm pack wrote ${tarball}`);
+  const app = join(dir, "app");
+  mkdirSync(app);
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
+  // The package has no dependencies: nothing to fetch, so --offline.
+  const install = spawnSync(
+    process.platform === "win32" ? "npm.cmd" : "npm",
+    ["install", "--offline", "--no-audit", "--no-fund", "--foreground-scripts", tarball],
+    { cwd: app, encoding: "utf8", timeout: 120_000, shell: process.platform === "win32" },
+  );
+  assert.equal(install.status, 0, `npm install: ${install.stderr}`);
+  assert.doesNotMatch(install.stderr, /npm (WARN|ERR)/, "installs without warnings");
+  writeFileSync(
+    join(app, "main.mjs"),
+    [
+      'import { createPool, task, isMain } from "knitting-native";',
+      "export const double = task({ f: (x) => x * 2 });",
+      "if (isMain) {",
+      "  const pool = createPool({ threads: 1 })({ double });",
+      "  console.log(await pool.call.double(21));",
+      "  await pool.shutdown();",
+      "}",
+    ].join("\n"),
+  );
+  const run = spawnSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8", timeout: 60_000, env: childEnv() });
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stdout, "42\n");
+  // It ran the installed copy, not this checkout.
+  assert.ok(existsSync(join(app, "node_modules", "knitting-native", binaryName)));
 });
 
 test("npm/<triple>/: one package per platform, consistent with lib/platform.js and the root", () => {
@@ -111,6 +151,8 @@ test("npm/<triple>/: one package per platform, consistent with lib/platform.js a
     assert.ok(readFileSync(join(root, "npm", t, "README.md"), "utf8").includes(`knitting-native-${t}`));
   }
   assert.ok(TARGETS[triple], `this platform (${triple}) has a package`);
+  // lib/platform.js is the one list of platforms: package.json restates none.
+  assert.equal(pkg.napi, undefined, "package.json has no napi.targets of its own");
 });
 
 test("scripts/prepublish.mjs: copies the binary, writes optionalDependencies; the platform package packs", (t) => {

@@ -66,7 +66,16 @@ const steal = {
   leaveAndJoin: { ...S, width: 1, calls: [{}, {}], startParked: true, mayLeave: [0], respawn: true },
   // A worker that ends one async call while awaiting another stays until
   // it holds none (one worker: it takes both calls).
-  leaveWithAsync: { workers: 1, regionLanes: 1, width: 2, calls: [{ async: true }, { async: true }, {}], bursts: [2, 1], startParked: true, mayLeave: [0], respawn: true },
+  leaveWithAsync: {
+    workers: 1,
+    regionLanes: 1,
+    width: 2,
+    calls: [{ async: true }, { async: true }, {}],
+    bursts: [2, 1],
+    startParked: true,
+    mayLeave: [0],
+    respawn: true,
+  },
   // A claimant that was not there joins at any point of a call (~7 k states;
   // with two calls ~300 k, a minute: left out).
   lateJoin: { ...S, width: 1, calls: [{}], startParked: true, late: [1] },
@@ -98,9 +107,19 @@ for (const [variant, config, pattern] of stealBroken) {
 // Broken leave rules (recycle-worker.js's leaveWhenEmpty with one rule dropped).
 const leaveBroken = [
   // Leaving while its own async call is pending: the call is taken back, rejected.
-  ["LeavesWhileAwaiting", (port, _waiting, exit) => (port.flush(), exit(), true), "leaveWithAsync", /left holding call/],
+  [
+    "LeavesWhileAwaiting",
+    (port, _waiting, exit) => (port.flush(), exit(), true),
+    "leaveWithAsync",
+    /left holding call/,
+  ],
   // Leaving before publishing the answer it just wrote: the host never sees it.
-  ["LeavesUnpublished", (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), true)), "leaveAndJoin", /left holding call/],
+  [
+    "LeavesUnpublished",
+    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), true)),
+    "leaveAndJoin",
+    /left holding call/,
+  ],
 ];
 for (const [variant, leaveRule, config, pattern] of leaveBroken) {
   test(`steal protocol, broken leave rule ${variant} is caught (${config})`, () => {

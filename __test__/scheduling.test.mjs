@@ -41,7 +41,7 @@ function expected(i) {
 /** Runs CALLS mixed calls with WINDOW in flight; counts settlements per call. */
 async function mixedCalls(pool) {
   const settled = new Uint8Array(CALLS);
-  let wrong = [];
+  const wrong = [];
   let next = 0;
   await within(
     new Promise((resolve) => {

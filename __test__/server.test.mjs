@@ -10,7 +10,11 @@ import { add, fail, later, spin, exitNow, spinForever, retain } from "./fixtures
 
 const tasks = { add, fail, later, spin, exitNow, spinForever, retain };
 const SLOTS_PER_WORKER = 32;
-const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
+const settle = (promise) =>
+  promise.then(
+    (value) => ({ value }),
+    (error) => ({ error }),
+  );
 
 // Every way calls reach workers: the queue is the same for all.
 const MODES = [
@@ -20,7 +24,10 @@ const MODES = [
 ];
 
 for (const [label, mode] of MODES) {
-  test(`maxQueue (${label}): exactly the calls beyond the slots and the queue are refused, the rest run, then "drain"`, async () => {
+  const title =
+    `maxQueue (${label}): exactly the calls beyond the slots and the queue are refused, ` +
+    'the rest run, then "drain"';
+  test(title, async () => {
     const threads = 2;
     const maxQueue = 10;
     const pool = createPool({ threads, maxQueue, ...mode })(tasks);
@@ -55,7 +62,7 @@ for (const [label, mode] of MODES) {
   });
 }
 
-test("maxQueue 0: a call that would wait is refused; \"auto\" is 32 per worker; unbounded by default", async () => {
+test('maxQueue 0: a call that would wait is refused; "auto" is 32 per worker; unbounded by default', async () => {
   const zero = createPool({ threads: 1, maxQueue: 0 })(tasks);
   try {
     const calls = [];
@@ -101,18 +108,35 @@ test("the server options are validated with KNT_INVALID_OPTION errors that say w
     [{ worker: { maxCallsBeforeRecycle: 0 } }, RangeError, /maxCallsBeforeRecycle must be between 1/],
     [{ worker: { maxCallsBeforeRecycle: "10" } }, TypeError, /maxCallsBeforeRecycle must be an integer/],
     [{ worker: { maxMemoryBeforeRecycle: -5 } }, RangeError, /maxMemoryBeforeRecycle must be between 1/],
-    [{ worker: { maxMemoryBeforeRecycle: 1e6 + 0.5 } }, TypeError, /maxMemoryBeforeRecycle must be an integer number of bytes/],
+    [
+      { worker: { maxMemoryBeforeRecycle: 1e6 + 0.5 } },
+      TypeError,
+      /maxMemoryBeforeRecycle must be an integer number of bytes/,
+    ],
   ];
   for (const [options, Ctor, message] of bad) {
-    assert.throws(() => createPool({ threads: 1, ...options }), (err) => err instanceof Ctor && err.code === "KNT_INVALID_OPTION" && message.test(err.message), JSON.stringify(options));
+    assert.throws(
+      () => createPool({ threads: 1, ...options }),
+      (err) => err instanceof Ctor && err.code === "KNT_INVALID_OPTION" && message.test(err.message),
+      JSON.stringify(options),
+    );
   }
 });
 
 test("pool.on checks the event name and the listener", async () => {
   const pool = createPool({ threads: 1 })(tasks);
   try {
-    assert.throws(() => pool.on("drained", () => {}), (err) => err instanceof TypeError && err.code === "KNT_INVALID_OPTION" && /"drain", "workerCreate", "workerExit"/.test(err.message));
-    assert.throws(() => pool.on("drain", "no"), (err) => err instanceof TypeError && err.code === "KNT_INVALID_OPTION");
+    assert.throws(
+      () => pool.on("drained", () => {}),
+      (err) =>
+        err instanceof TypeError &&
+        err.code === "KNT_INVALID_OPTION" &&
+        /"drain", "workerCreate", "workerExit"/.test(err.message),
+    );
+    assert.throws(
+      () => pool.on("drain", "no"),
+      (err) => err instanceof TypeError && err.code === "KNT_INVALID_OPTION",
+    );
     const listener = () => {};
     assert.equal(pool.on("drain", listener), pool);
     assert.equal(pool.off("drain", listener), pool);
@@ -188,7 +212,10 @@ test("stats: true with work stealing attributes each answered call to one worker
     await Promise.all(calls);
     const s = pool.stats();
     assert.equal(s.runTime.count, 3000);
-    assert.equal(s.workers.reduce((sum, w) => sum + w.calls, 0), 3000);
+    assert.equal(
+      s.workers.reduce((sum, w) => sum + w.calls, 0),
+      3000,
+    );
   } finally {
     await pool.shutdown();
   }
@@ -252,15 +279,23 @@ test("worker.maxMemoryBeforeRecycle: a worker whose heap passed the limit is rep
     // 1 MiB kept per call: a worker passes 48 MiB within ~50 calls.
     const kept = [];
     for (let i = 0; i < 200; i++) kept.push(await pool.call.retain(1024));
-    assert.ok(exits.some((e) => e.reason === "recycle" && e.recycle === "memory"), JSON.stringify(exits));
+    assert.ok(
+      exits.some((e) => e.reason === "recycle" && e.recycle === "memory"),
+      JSON.stringify(exits),
+    );
     // A fresh worker starts from an empty list.
-    assert.ok(kept.some((n, i) => i > 0 && n < kept[i - 1]), "no call ran on a replacement");
+    assert.ok(
+      kept.some((n, i) => i > 0 && n < kept[i - 1]),
+      "no call ran on a replacement",
+    );
   } finally {
     await pool.shutdown();
   }
 });
 
-test("workerCreate and workerExit: the first workers, a crash, a hard timeout and shutdown, each with its reason", async () => {
+const EVENTS_TITLE =
+  "workerCreate and workerExit: the first workers, a crash, a hard timeout and shutdown, each with its reason";
+test(EVENTS_TITLE, async () => {
   const pool = createPool({ threads: 2, host: { steal: false }, worker: { hardTimeoutMs: 300 } })(tasks);
   const created = [];
   const exited = [];
@@ -313,9 +348,11 @@ test("the stats histogram: buckets grow with the value and a percentile is at mo
   assert.equal(s.max, (2 ** 31 - 1) / 1000);
 });
 
-test("recycling worker processes (runtime \"process\"): no call lost", async () => {
+test('recycling worker processes (runtime "process"): no call lost', async () => {
   for (const mode of [{}, { host: { steal: false } }]) {
-    const pool = createPool({ threads: 2, worker: { runtime: "process", maxCallsBeforeRecycle: 1000 }, ...mode })(tasks);
+    const pool = createPool({ threads: 2, worker: { runtime: "process", maxCallsBeforeRecycle: 1000 }, ...mode })(
+      tasks,
+    );
     const recycled = [];
     pool.on("workerExit", (e) => e.reason === "recycle" && recycled.push(e));
     try {

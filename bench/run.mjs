@@ -36,6 +36,9 @@ import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
 import { serverConfig, runServer } from "./lib/server.mjs";
+import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
+import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
+import { POOL_KEYS } from "./lib/report-pools.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -53,7 +56,7 @@ const USAGE = `usage: node bench/run.mjs [options]
                      comma-separated subset of: calls (the main table: tiny calls and
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
-                     dispatcher-scaling, cpu-bound, process, server (default: all)
+                     dispatcher-scaling, cpu-bound, process, payload, server (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
@@ -90,6 +93,7 @@ server workload (stats on/off: tiny calls, the two sides taking turns, a fresh c
 process each; then an open-loop overload at 1.5x capacity with maxQueue none, "auto", 8):
   --server-reps R    stats on/off repetitions (default 5; --quick: 1)
   --server-calls N   tiny calls per stats rep (default 200000; --quick: 20000)
+${PAYLOAD_USAGE}
   --report           the full report instead (adds tinypool and workerpool and more
                      workloads; writes bench/report.md and bench/report.svg):
                      see node bench/run.mjs --report --help
@@ -104,6 +108,14 @@ function parseArgs(argv) {
     cpuCalls: undefined, cpuReps: undefined,
     procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
     serverReps: undefined, serverCalls: undefined,
+    payloadReps: undefined, payloadMs: undefined, payloadKinds: undefined, payloadSizes: undefined,
+    payloadPools: undefined, payloadBaseline: undefined, svg: undefined,
+  };
+  const subset = (name, v, known) => {
+    const l = list(v);
+    const unknown = l.filter((x) => !known.includes(x));
+    if (unknown.length || !l.length) die(`${name}: unknown value(s) ${unknown.join(", ")} (known: ${known.join(", ")})`);
+    return l;
   };
   const num = (name, v) => {
     const n = Number(v);
@@ -129,7 +141,9 @@ function parseArgs(argv) {
       case "--only-workload": {
         o.workloads = list(val());
         const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
-        if (unknown.length || !o.workloads.length) die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        if (unknown.length || !o.workloads.length) {
+          die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
+        }
         break;
       }
       case "--sched-reps": o.schedReps = num(a, val()); break;
@@ -147,6 +161,13 @@ function parseArgs(argv) {
       case "--fork-seq": o.forkSeq = num(a, val()); break;
       case "--server-reps": o.serverReps = num(a, val()); break;
       case "--server-calls": o.serverCalls = num(a, val()); break;
+      case "--payload-reps": o.payloadReps = num(a, val()); break;
+      case "--payload-ms": o.payloadMs = num(a, val()); break;
+      case "--payload-kinds": o.payloadKinds = subset(a, val(), SWEEP_KINDS); break;
+      case "--payload-sizes": o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number); break;
+      case "--payload-pools": o.payloadPools = subset(a, val(), POOL_KEYS); break;
+      case "--payload-baseline": o.payloadBaseline = val(); break;
+      case "--svg": o.svg = val(); break;
       case "--timeout": o.timeout = num(a, val()); break;
       case "--stall": o.stall = num(a, val()); break;
       case "--inproc": o.inproc = true; break;
@@ -161,7 +182,7 @@ function parseArgs(argv) {
 }
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "server"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server"];
 
 const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -565,6 +586,9 @@ async function main() {
   const runsProc = opts.workloads.includes("process");
   const proc = procConfig(opts);
   if (runsProc) process.stderr.write(`bench: then process, reps ${proc.reps}\n`);
+  const runsPayload = opts.workloads.includes("payload");
+  const payload = payloadConfig(opts);
+  if (runsPayload) process.stderr.write(`bench: then the payload sweep, reps ${payload.reps}\n`);
 
   const out = [];
   out.push("");
@@ -579,10 +603,18 @@ async function main() {
   if (s.lines.length) console.log(s.lines.join("\n"));
   const p = runsProc ? await runProcess(proc) : null;
   if (p) console.log(["", ...p.lines].join("\n"));
+  const pay = runsPayload ? await runPayloadSweep(payload) : null;
+  if (pay) console.log(pay.lines.join("\n"));
   const srv = opts.workloads.includes("server") ? await runServer(serverConfig(opts)) : null;
   if (srv) console.log(srv.lines.join("\n"));
-  const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? [])];
-  const failed = [...(calls?.failed ?? []), ...s.failed, ...(p?.failed ?? []), ...(srv?.failed ?? [])];
+  const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
+  const failed = [
+    ...(calls?.failed ?? []),
+    ...s.failed,
+    ...(p?.failed ?? []),
+    ...(pay?.failed ?? []),
+    ...(srv?.failed ?? []),
+  ];
 
   if (opts.json) {
     const json = {
@@ -595,6 +627,7 @@ async function main() {
       targets: calls?.targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })) ?? null,
       scheduling: { reps: sched.reps, ...s.json },
       process: p?.json ?? null,
+      payload: pay?.json ?? null,
       server: srv?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");

@@ -9,7 +9,7 @@
  * The default: the least-loaded lane, ties to the lowest index, so that a
  * caller awaiting one call at a time keeps hitting the same, still-spinning
  * worker while the others park (round-robin sent such calls to parked
- * workers: sequential p50 13-90 µs instead of ~1.3 µs, `npm run bench`).
+ * workers: sequential p50 13-90 µs instead of ~1.3 µs; docs/measurements.md).
  */
 function leastLoaded() {
   return (lanes, call) => {

@@ -43,9 +43,7 @@ function callerHref() {
       return toHref(file);
     }
   }
-  throw new Error(
-    "knitting-native: cannot tell which module called task(); call it at the top level of a module file",
-  );
+  throw new Error("knitting-native: cannot tell which module called task(); call it at the top level of a module file");
 }
 
 module.exports = { callerHref };

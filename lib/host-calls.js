@@ -109,7 +109,8 @@ const callMethods = {
       } catch (err) {
         return this.early(task, Promise.reject(err));
       }
-      if (abortSignal !== null && abortSignal.aborted) return this.early(task, Promise.reject(abortError(abortSignal.reason)));
+      if (abortSignal !== null && abortSignal.aborted)
+        return this.early(task, Promise.reject(abortError(abortSignal.reason)));
     }
     let isPromise;
     try {
@@ -169,7 +170,10 @@ const callMethods = {
   /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (queue-limit.js). */
   enqueue(call) {
     const limit = this.queueLimit;
-    if (limit !== null && !limit.admit(this.queue.length - this.queueHead, this.topology.placesAtOnce ? null : this.makeRoomBound)) {
+    if (
+      limit !== null &&
+      !limit.admit(this.queue.length - this.queueHead, this.topology.placesAtOnce ? null : this.makeRoomBound)
+    ) {
       this.stats.refused();
       this.finish(call, false, queueFullError(limit.max, this.table[call.task].name));
       return;
@@ -237,7 +241,11 @@ const callMethods = {
   onTimeout(call, entry) {
     call.extra.timer = null;
     if (call.done) return;
-    if (this.debug) this.debug("signals", `task "${entry.name}" call ${call.id} timed out after ${entry.timeout.time} ms (${entry.timeout.kind})`);
+    if (this.debug)
+      this.debug(
+        "signals",
+        `task "${entry.name}" call ${call.id} timed out after ${entry.timeout.time} ms (${entry.timeout.kind})`,
+      );
     this.raiseAbort(call);
     const { kind, value } = entry.timeout;
     if (kind === "default") this.finish(call, true, value);
@@ -256,7 +264,8 @@ const callMethods = {
     const { verdict, lane, holder } = hard.judge(this, call);
     if (verdict === hard.WAIT || this.killedFor[lane] !== null) {
       // Being replaced already: the exit settles it, or places it again.
-      if (this.killedFor[lane] === null || lane < 0) call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
+      if (this.killedFor[lane] === null || lane < 0)
+        call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
     const worker = this.workers[lane];
@@ -270,7 +279,7 @@ const callMethods = {
       worker.terminate();
     }
     if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
-  }
+  },
 };
 
 /** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
@@ -288,11 +297,17 @@ function readCallOptions(callOptions, name) {
     throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
   }
   for (const key of Object.keys(callOptions)) {
-    if (key !== "signal") throw new TypeError(`knitting-native: pool.call.${name}(arg, options): unknown option ${key}; allowed: signal`);
+    if (key !== "signal")
+      throw new TypeError(`knitting-native: pool.call.${name}(arg, options): unknown option ${key}; allowed: signal`);
   }
   const { signal } = callOptions;
   if (signal === undefined) return null;
-  if (signal === null || typeof signal !== "object" || typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
+  if (
+    signal === null ||
+    typeof signal !== "object" ||
+    typeof signal.aborted !== "boolean" ||
+    typeof signal.addEventListener !== "function"
+  ) {
     throw new TypeError(`knitting-native: pool.call.${name}(arg, { signal }): signal must be an AbortSignal`);
   }
   return signal;

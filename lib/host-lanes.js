@@ -129,11 +129,16 @@ class LanesHost {
     return call.lane.lane;
   }
 
-  /** The balancer's choices without the lanes whose workers are being replaced (or emptied to be recycled, recycle.js). */
+  /**
+   * The balancer's choices without the lanes whose workers are being replaced
+   * (or emptied to be recycled, recycle.js).
+   */
   workersChanged() {
     const { killedFor, recycle } = this.pool;
     this.choices = this.allChoices.map((lane) =>
-      lane.inline || (killedFor[lane.lane] === null && (recycle === null || !recycle.retiring(lane.lane))) ? lane : RETIRED,
+      lane.inline || (killedFor[lane.lane] === null && (recycle === null || !recycle.retiring(lane.lane)))
+        ? lane
+        : RETIRED,
     );
   }
 }

@@ -5,25 +5,21 @@
 // false`, polling on timers that back off.
 
 const native = require("./native.js");
-const { W_COUNTER, W_ARMED } = require("./lane.js");
+const doorbell = require("./doorbell.js");
 
 // Drain passes with nothing found before the host arms the doorbell and
 // sleeps. Each pass is one turn of the event loop (setImmediate) plus a
-// sched_yield (so a worker sharing this vCPU can answer), ~1-2 µs here: a
-// short, bounded poll that catches responses arriving within tens of µs
-// without the doorbell's ThreadsafeFunction hop (~8 µs,
-// measured on Node 20, 2 vCPUs, 2026-11). Measured with
-// `node bench/run.mjs --only knitting --reps 3` (2 threads, calls/s per rep):
-//   8 passes: 1.83 M, 1.77 M, 1.85 M    32: 1.90 M, 2.05 M, 2.02 M
-//   128: 2.25 M, 1.99 M, 1.85 M         sequential p50 ~1.2 µs for all three
-// and without the yield, 8 passes gave 1.1-1.5 M calls/s against 2.1-3.1 M
-// with it (a loop of 400,000 calls, 1,000 in flight).
+// sched_yield (so a worker sharing this vCPU can answer), ~1-2 µs: a short,
+// bounded poll that catches responses arriving within tens of µs without
+// the doorbell's ThreadsafeFunction hop (~8 µs). 8, 32 and 128 passes gave
+// about the same throughput, the yield doubled it: docs/measurements.md,
+// "Host polling budget".
 const FREE_HOPS = 32;
 // The budget adapts between MIN_HOPS and FREE_HOPS: a doorbell wait that
 // lasted longer than LONG_WAIT_MS halves it (polling would not have caught
 // that response, it only took CPU from the workers: with 2,000 x 1 ms tasks
-// on 2 workers a fixed 32 passes cost ~10% of the makespan, `npm run bench
-// -- --report`, workload 4), a short one doubles it back.
+// on 2 workers a fixed 32 passes cost ~10% of the makespan, same section),
+// a short one doubles it back.
 const MIN_HOPS = 2;
 const LONG_WAIT_MS = 0.2;
 // With `host.doorbell: false` the host polls: DEFAULT_STALL_FREE_LOOPS idle
@@ -70,7 +66,8 @@ class HostLoop {
       if (this.debug && isPowerOfTwo(++this.rings)) {
         this.debug(
           "signals",
-          `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} passes`,
+          `doorbell ring #${this.rings}: waited ${waited.toFixed(3)} ms; idle polling budget now ${this.hopBudget} ` +
+            `passes`,
         );
       }
       this.drain();
@@ -96,7 +93,7 @@ class HostLoop {
     this.scheduled = false;
     // Read the count before scanning: every publication counted up to here
     // is visible to the scan below (src/doorbell.rs).
-    const counted = Atomics.load(this.i32, W_COUNTER);
+    const counted = doorbell.countNow(this.i32);
     const pool = this.pool;
     const settled = pool.drainPass();
     if (pool.inFlight === 0 || pool.isClosed()) return;
@@ -125,9 +122,7 @@ class HostLoop {
     // count: a publication since `counted` means drain now instead.
     this.armed = true;
     this.armedAt = performance.now();
-    Atomics.store(this.i32, W_ARMED, 1);
-    if (Atomics.load(this.i32, W_COUNTER) !== counted) {
-      Atomics.store(this.i32, W_ARMED, 0);
+    if (!doorbell.arm(this.i32, counted)) {
       this.armed = false;
       this.scheduled = true;
       setImmediate(this.drainBound);

@@ -73,11 +73,10 @@ const slotMethods = {
       } else {
         len = this.encoder.encodeInto(call.arg, this.u8, lane.slotPayload(index), L.inlineBytes);
         if (len < 0) {
-          const bytes = this.encoder.encode(call.arg);
-          ext = this.payload.tryWrite(bytes);
-          len = bytes.length;
+          ext = this.payload.tryPlace(this.encoder, call.arg);
           // encode()'s bytes are only valid until the next encode: keep a copy.
-          if (ext === NO_ROOM) return this.waitForRoom(call, bytes.slice());
+          if (ext === NO_ROOM) return this.waitForRoom(call, this.payload.unplaced.slice());
+          len = this.payload.placed;
         }
       }
       Slot.writeRequest(this.i32, lane.slotWord(index), call.task, call.id, len, ext, call.signal);
@@ -98,7 +97,8 @@ const slotMethods = {
       // (a worker that died between writing and publishing, say). Waiting
       // would never end.
       const err = new RangeError(
-        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of it (lost blocks); this pool cannot send large payloads any more`,
+        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of ` +
+          `it (lost blocks); this pool cannot send large payloads any more`,
       );
       err.code = CODEC_ERRORS.LIMIT;
       throw err;
@@ -109,7 +109,10 @@ const slotMethods = {
     if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
     if (this.debug && !this.roomTraced) {
       this.roomTraced = true;
-      this.debug("host", `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`);
+      this.debug(
+        "host",
+        `payload region full: calls with large arguments wait for room (${this.inFlight} calls in slots)`,
+      );
     }
     return WAIT_FOR_ROOM;
   },
@@ -200,7 +203,7 @@ const slotMethods = {
       return;
     }
     this.finish(call, status !== Slot.STATUS_THROWN, value);
-  }
+  },
 };
 
 module.exports = { slotMethods };

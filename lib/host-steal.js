@@ -31,7 +31,14 @@ class StealHost {
     this.inline = null;
     this.placesAtOnce = true; // a call is placed as it is submitted
     const sectionByte = native.stealOffset(shape.lanes, shape.signals);
-    this.submit = new HostSubmit(pool.i32, sectionByte, threads, topology.regionLanes, topology.regionWidth, wakeWorker);
+    this.submit = new HostSubmit(
+      pool.i32,
+      sectionByte,
+      threads,
+      topology.regionLanes,
+      topology.regionWidth,
+      wakeWorker,
+    );
     // `cores`: a worker spins only while the busy workers, the spinner and
     // the host fit on them (steal.js, "Waiting and waking").
     this.setup = {
@@ -97,7 +104,8 @@ class StealHost {
     const held = [];
     const calls = this.submit.calls;
     for (let index = 0; index < calls.length; index++) {
-      if (calls[index] !== null && this.submit.ownerOf(index) === worker) held.push({ call: calls[index], slots: this.submit, slot: index });
+      if (calls[index] !== null && this.submit.ownerOf(index) === worker)
+        held.push({ call: calls[index], slots: this.submit, slot: index });
     }
     return held;
   }

@@ -17,4 +17,12 @@ const task = (definition) => tasks.task(definition, createSingleTaskPool);
 /** Declares a task the worker imports from another module: see task.js. */
 const importTask = (definition) => tasks.importTask(definition, createSingleTaskPool);
 
-module.exports = { createPool, task, importTask, isMain, stableTaskID: tasks.stableTaskID, WorkerExitError, CODEC_ERRORS };
+module.exports = {
+  createPool,
+  task,
+  importTask,
+  isMain,
+  stableTaskID: tasks.stableTaskID,
+  WorkerExitError,
+  CODEC_ERRORS,
+};

@@ -64,9 +64,9 @@
 
 const native = require("./native.js");
 
+const { announce } = require("./doorbell.js");
+
 const L = native.layout();
-const W_COUNTER = L.wordCounter;
-const W_ARMED = L.wordArmed;
 
 /** Index of the lowest set bit of a non-zero 32-bit mask. */
 const lowestBit = (mask) => 31 - Math.clz32(mask & -mask);
@@ -263,9 +263,8 @@ class WorkerLane extends LaneGeometry {
     this.started &= ~finished;
     this.resBits ^= finished;
     Atomics.store(this.i32, this.res, this.resBits);
-    Atomics.add(this.i32, W_COUNTER, 1);
-    if (Atomics.load(this.i32, W_ARMED) !== 0) this.env.ring();
+    announce(this.i32, this.env);
   }
 }
 
-module.exports = { L, HostLane, WorkerLane, lowestBit, W_COUNTER, W_ARMED };
+module.exports = { L, HostLane, WorkerLane, lowestBit };

@@ -4,6 +4,28 @@
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
 const server = require("./server-options.js");
+const {
+  optionError,
+  describe,
+  checkKeys,
+  checkObject,
+  integerIn,
+  numberIn,
+  oneOf,
+  boolean,
+} = require("./option-checks.js");
+const {
+  resolveHost,
+  resolveBalancer,
+  resolveInliner,
+  resolveTopology,
+  envSteal,
+  envDispatcher,
+  MAX_STEAL_CLAIMANTS,
+  LANE_SLOTS,
+  BALANCERS,
+  DISPATCHERS,
+} = require("./options-scheduling.js");
 
 const MIB = 1024 * 1024;
 /** Smallest payload region accepted (payloadInitialBytes, payloadMaxByteLength). */
@@ -43,7 +65,8 @@ function resolvePayload(payload) {
     if (initial > max) {
       throw optionError(
         RangeError,
-        `knitting-native: payload.payloadInitialBytes (${initial}) must not exceed payload.payloadMaxByteLength (${max})`,
+        `knitting-native: payload.payloadInitialBytes (${initial}) must not exceed payload.payloadMaxByteLength ` +
+          `(${max})`,
       );
     }
   } else {
@@ -52,7 +75,8 @@ function resolvePayload(payload) {
   // A fixed region is one buffer of its initial size (thread-runtime.js makes
   // a non-growable SharedArrayBuffer when the two sizes are equal).
   if (mode === "fixed") max = initial;
-  const maxPayloadBytes = given.maxPayloadBytes !== undefined ? given.maxPayloadBytes : Math.max(1, Math.floor(max / 8));
+  const maxPayloadBytes =
+    given.maxPayloadBytes !== undefined ? given.maxPayloadBytes : Math.max(1, Math.floor(max / 8));
   if (maxPayloadBytes > max) {
     throw optionError(
       RangeError,
@@ -70,50 +94,6 @@ const DEFAULT_ABORT_SIGNALS = 1024;
 function defaultThreads() {
   const cores = typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length;
   return Math.max(1, cores - 1);
-}
-
-/**
- * An invalid option: a TypeError (wrong type, unknown key) or RangeError
- * (out of bounds) whose `code` lets callers tell it from other errors.
- */
-function optionError(Ctor, message) {
-  const err = new Ctor(message);
-  err.code = "KNT_INVALID_OPTION";
-  return err;
-}
-
-function describe(value) {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${value}`;
-  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
-  return typeof value;
-}
-
-function checkKeys(object, allowed, where) {
-  for (const key of Object.keys(object)) {
-    if (!allowed.includes(key)) {
-      throw optionError(TypeError,
-        `knitting-native: unknown option ${where}${key}; allowed: ${allowed.map((k) => where + k).join(", ")}`,
-      );
-    }
-  }
-}
-
-function checkObject(value, name) {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw optionError(TypeError, `knitting-native: ${name} must be an object, got ${describe(value)}`);
-  }
-}
-
-function integerIn(value, name, min, max) {
-  if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw optionError(TypeError, `knitting-native: ${name} must be an integer, got ${describe(value)}`);
-  }
-  if (value < min || value > max) {
-    throw optionError(RangeError, `knitting-native: ${name} must be between ${min} and ${max}, got ${value}`);
-  }
-  return value;
 }
 
 // Worker heap limits and the largest value of each that starts a worker here
@@ -137,7 +117,11 @@ const DEBUG_CHANNELS = ["host", "lifecycle", "imports", "signals"];
 function resolveDebug(debug) {
   if (debug === undefined || typeof debug === "boolean") return debug === true;
   if (debug === null || typeof debug !== "object" || Array.isArray(debug)) {
-    throw optionError(TypeError, `knitting-native: debug must be a boolean or an object of channels { ${DEBUG_CHANNELS.join(", ")} }, got ${describe(debug)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: debug must be a boolean or an object of channels { ${DEBUG_CHANNELS.join(", ")} }, got ` +
+        `${describe(debug)}`,
+    );
   }
   checkKeys(debug, DEBUG_CHANNELS, "debug.");
   const on = [];
@@ -162,23 +146,27 @@ function resolveTimers(timers) {
   checkKeys(timers, ["spinMicroseconds", "parkMs"], "worker.timers.");
   const out = { spinMicroseconds: undefined, parkMs: undefined };
   if (timers.spinMicroseconds !== undefined) {
-    out.spinMicroseconds = numberIn(timers.spinMicroseconds, "worker.timers.spinMicroseconds", 0, MAX_SPIN_MICROS, "µs");
+    out.spinMicroseconds = numberIn(
+      timers.spinMicroseconds,
+      "worker.timers.spinMicroseconds",
+      0,
+      MAX_SPIN_MICROS,
+      "µs",
+    );
   }
   if (timers.parkMs !== undefined) out.parkMs = numberIn(timers.parkMs, "worker.timers.parkMs", 0, MAX_PARK_MS, "ms");
   return out;
 }
 
-/** A finite number in [min, max] (a duration in `unit`). */
-function numberIn(value, name, min, max, unit) {
-  if (typeof value !== "number") throw optionError(TypeError, `knitting-native: ${name} must be a number of ${unit}, got ${describe(value)}`);
-  if (!(value >= min && value <= max)) {
-    throw optionError(RangeError, `knitting-native: ${name} must be between ${min} and ${max} (${unit}), got ${value}`);
-  }
-  return value;
-}
-
 /** Keys of the `worker` group that only a process runtime uses. */
-const PROCESS_KEYS = ["processRuntime", "processSharedMemory", "processCommandPrefix", "processArgs", "execArgv", "env"];
+const PROCESS_KEYS = [
+  "processRuntime",
+  "processSharedMemory",
+  "processCommandPrefix",
+  "processArgs",
+  "execArgv",
+  "env",
+];
 const PROCESS_RUNTIMES = ["node", "deno", "bun"];
 const SHM_PREFIX = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 
@@ -192,39 +180,68 @@ function stringArray(value, name) {
 /** worker.runtime "process": how each worker process is started. */
 function resolveProcess(worker, out) {
   if (worker.resourceLimits !== undefined) {
-    throw optionError(TypeError, 'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in worker.execArgv (e.g. "--max-old-space-size=512")');
+    throw optionError(
+      TypeError,
+      'knitting-native: worker.resourceLimits applies to runtime "thread"; for runtime "process" pass V8 flags in ' +
+        'worker.execArgv (e.g. "--max-old-space-size=512")',
+    );
   }
-  const proc = { runtime: "node", sharedMemory: { mode: "inherit", namePrefix: undefined }, commandPrefix: [], args: [], execArgv: undefined, env: undefined };
+  const proc = {
+    runtime: "node",
+    sharedMemory: { mode: "inherit", namePrefix: undefined },
+    commandPrefix: [],
+    args: [],
+    execArgv: undefined,
+    env: undefined,
+  };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
-      throw optionError(TypeError, `knitting-native: worker.processRuntime must be one of ${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processRuntime must be one of ` +
+          `${PROCESS_RUNTIMES.map((r) => JSON.stringify(r)).join(", ")}, got ${describe(worker.processRuntime)}`,
+      );
     }
     proc.runtime = worker.processRuntime;
   }
   const shm = worker.processSharedMemory;
   if (shm !== undefined && shm !== "inherit") {
     if (shm === null || typeof shm !== "object" || Array.isArray(shm)) {
-      throw optionError(TypeError, `knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ${describe(shm)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processSharedMemory must be "inherit" or { mode: "named", namePrefix? }, got ` +
+          `${describe(shm)}`,
+      );
     }
     checkKeys(shm, ["mode", "namePrefix"], "worker.processSharedMemory.");
     if (shm.mode !== "named" && shm.mode !== "inherit") {
-      throw optionError(TypeError, `knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processSharedMemory.mode must be "inherit" or "named", got ${describe(shm.mode)}`,
+      );
     }
     if (shm.namePrefix !== undefined) {
-      if (shm.mode !== "named") throw optionError(TypeError, 'knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
+      if (shm.mode !== "named")
+        throw optionError(TypeError, 'knitting-native: worker.processSharedMemory.namePrefix needs mode "named"');
       if (typeof shm.namePrefix !== "string" || !SHM_PREFIX.test(shm.namePrefix)) {
-        throw optionError(TypeError, `knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - (not starting with .), got ${describe(shm.namePrefix)}`);
+        throw optionError(
+          TypeError,
+          `knitting-native: worker.processSharedMemory.namePrefix must be 1 to 64 characters of A-Z a-z 0-9 . _ - ` +
+            `(not starting with .), got ${describe(shm.namePrefix)}`,
+        );
       }
     }
     proc.sharedMemory = { mode: shm.mode, namePrefix: shm.namePrefix };
   }
-  if (worker.processCommandPrefix !== undefined) proc.commandPrefix = stringArray(worker.processCommandPrefix, "worker.processCommandPrefix");
+  if (worker.processCommandPrefix !== undefined)
+    proc.commandPrefix = stringArray(worker.processCommandPrefix, "worker.processCommandPrefix");
   if (worker.processArgs !== undefined) proc.args = stringArray(worker.processArgs, "worker.processArgs");
   if (worker.execArgv !== undefined) proc.execArgv = stringArray(worker.execArgv, "worker.execArgv");
   if (worker.env !== undefined) {
     checkObject(worker.env, "worker.env");
     for (const [key, value] of Object.entries(worker.env)) {
-      if (typeof value !== "string") throw optionError(TypeError, `knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
+      if (typeof value !== "string")
+        throw optionError(TypeError, `knitting-native: worker.env.${key} must be a string, got ${describe(value)}`);
     }
     proc.env = { ...worker.env };
   }
@@ -237,7 +254,10 @@ function envRuntime(env) {
   if (raw === undefined || raw.trim() === "") return undefined;
   const value = raw.trim().toLowerCase();
   if (value !== "thread" && value !== "process") {
-    throw optionError(TypeError, `knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: KNITTING_WORKER_RUNTIME must be "thread" or "process", got ${JSON.stringify(raw)}`,
+    );
   }
   return value;
 }
@@ -252,14 +272,39 @@ function resolveWorker(worker, env = process.env) {
   if (fromEnv === "process" && (worker === undefined || (isObject && worker.runtime === undefined))) {
     worker = { ...(worker === undefined ? {} : worker), runtime: "process" };
   }
-  const out = { runtime: "thread", process: undefined, resourceLimits: undefined, hardTimeoutMs: undefined, resolveAfterFinishingAll: false, bootstrap: undefined, timers: DEFAULT_TIMERS, recycle: null };
+  const out = {
+    runtime: "thread",
+    process: undefined,
+    resourceLimits: undefined,
+    hardTimeoutMs: undefined,
+    resolveAfterFinishingAll: false,
+    bootstrap: undefined,
+    timers: DEFAULT_TIMERS,
+    recycle: null,
+  };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
-  checkKeys(worker, ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...server.RECYCLE_KEYS, ...PROCESS_KEYS], "worker.");
+  checkKeys(
+    worker,
+    [
+      "runtime",
+      "resourceLimits",
+      "hardTimeoutMs",
+      "resolveAfterFinishingAll",
+      "bootstrap",
+      "timers",
+      ...server.RECYCLE_KEYS,
+      ...PROCESS_KEYS,
+    ],
+    "worker.",
+  );
   out.recycle = server.resolveRecycle(worker, optionError, describe);
   if (worker.timers !== undefined) out.timers = resolveTimers(worker.timers);
   if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
-    throw optionError(TypeError, `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`);
+    throw optionError(
+      TypeError,
+      `knitting-native: worker.runtime must be "thread" or "process", got ${describe(worker.runtime)}`,
+    );
   }
   if (worker.runtime === "process") {
     out.runtime = "process";
@@ -267,7 +312,10 @@ function resolveWorker(worker, env = process.env) {
   } else {
     const misplaced = PROCESS_KEYS.find((key) => worker[key] !== undefined);
     if (misplaced !== undefined) {
-      throw optionError(TypeError, `knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.${misplaced} applies to worker.runtime "process"; this pool uses runtime "thread"`,
+      );
     }
   }
   if (worker.resourceLimits !== undefined) {
@@ -278,10 +326,16 @@ function resolveWorker(worker, env = process.env) {
       const value = worker.resourceLimits[key];
       if (value === undefined) continue;
       if (typeof value !== "number") {
-        throw optionError(TypeError, `knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`);
+        throw optionError(
+          TypeError,
+          `knitting-native: worker.resourceLimits.${key} must be a number of MB, got ${describe(value)}`,
+        );
       }
       if (!(value > 0 && value <= max)) {
-        throw optionError(RangeError, `knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`);
+        throw optionError(
+          RangeError,
+          `knitting-native: worker.resourceLimits.${key} must be more than 0 and at most ${max} (MB), got ${value}`,
+        );
       }
       out.resourceLimits[key] = value;
     }
@@ -289,13 +343,20 @@ function resolveWorker(worker, env = process.env) {
   if (worker.hardTimeoutMs !== undefined) {
     const ms = worker.hardTimeoutMs;
     if (typeof ms !== "number" || !Number.isFinite(ms) || ms <= 0) {
-      throw optionError(RangeError, `knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`);
+      throw optionError(
+        RangeError,
+        `knitting-native: worker.hardTimeoutMs must be a positive number of milliseconds, got ${describe(ms)}`,
+      );
     }
     out.hardTimeoutMs = ms;
   }
   if (worker.resolveAfterFinishingAll !== undefined) {
     if (typeof worker.resolveAfterFinishingAll !== "boolean") {
-      throw optionError(TypeError, `knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ${describe(worker.resolveAfterFinishingAll)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.resolveAfterFinishingAll must be a boolean, got ` +
+          `${describe(worker.resolveAfterFinishingAll)}`,
+      );
     }
     out.resolveAfterFinishingAll = worker.resolveAfterFinishingAll;
   }
@@ -304,230 +365,20 @@ function resolveWorker(worker, env = process.env) {
     checkObject(b, "worker.bootstrap");
     checkKeys(b, ["href", "name", "data"], "worker.bootstrap.");
     if (typeof b.href !== "string" || b.href === "") {
-      throw optionError(TypeError, `knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.bootstrap.href must be a module URL or relative path, got ${describe(b.href)}`,
+      );
     }
     if (b.name !== undefined && (typeof b.name !== "string" || b.name === "")) {
-      throw optionError(TypeError, `knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.bootstrap.name must be the name of an exported function, got ${describe(b.name)}`,
+      );
     }
     out.bootstrap = { href: b.href, name: b.name, data: b.data };
   }
   return out;
-}
-
-// --- scheduling: host loop, balancer, inliner, work stealing ---------------
-
-/**
- * Slots in one lane: a lane's state is one 32-bit bit mask (lib/lane.js), so a
- * region lane of the stealing region holds at most this many slots too.
- */
-const LANE_SLOTS = 32;
-/**
- * Most workers that may claim from the stealing region: a region lane of at
- * most LANE_SLOTS slots must hold one claim per consumer plus one, so
- * consumers + 1 <= 32.
- */
-const MAX_STEAL_CLAIMANTS = LANE_SLOTS - 1;
-
-const DISPATCHERS = ["per-thread", "serial-channel"];
-const BALANCERS = ["roundRobin", "firstIdle", "randomLane", "firstIdleOrRandom"];
-/** Older spellings still accepted, and the name each stands for. */
-const BALANCER_ALIASES = { robinRound: "roundRobin" };
-const INLINER_POSITIONS = ["first", "last"];
-// Upper bounds of the count options (host.stallFreeLoops, inliner.batchSize,
-// inliner.dispatchThreshold) and of host.maxBackoffMs: far past any useful
-// value, there to turn a slip (1e12, ms given as µs) into an error.
-const MAX_COUNT = 1_000_000;
-const MAX_BACKOFF_MS = 60_000;
-
-const quoteList = (names) => names.map((n) => JSON.stringify(n)).join(", ");
-
-function oneOf(value, name, allowed) {
-  if (typeof value !== "string" || !allowed.includes(value)) {
-    throw optionError(TypeError, `knitting-native: ${name} must be one of ${quoteList(allowed)}, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function boolean(value, name) {
-  if (typeof value !== "boolean") throw optionError(TypeError, `knitting-native: ${name} must be a boolean, got ${describe(value)}`);
-  return value;
-}
-
-/** The `host` group as the options give it (the environment is applied later). */
-function resolveHost(host) {
-  const out = {
-    steal: undefined,
-    stealRegionLanes: undefined,
-    dispatcher: undefined,
-    doorbell: true,
-    stallFreeLoops: undefined,
-    maxBackoffMs: undefined,
-  };
-  if (host === undefined) return out;
-  checkObject(host, "host");
-  checkKeys(host, Object.keys(out), "host.");
-  if (host.steal !== undefined) out.steal = boolean(host.steal, "host.steal");
-  if (host.stealRegionLanes !== undefined) {
-    // Only the type here: whether it fits depends on threads, checked once
-    // stealing is known to be on (resolveTopology).
-    out.stealRegionLanes = integerIn(host.stealRegionLanes, "host.stealRegionLanes", 1, Number.MAX_SAFE_INTEGER);
-  }
-  if (host.dispatcher !== undefined) out.dispatcher = oneOf(host.dispatcher, "host.dispatcher", DISPATCHERS);
-  if (host.doorbell !== undefined) out.doorbell = boolean(host.doorbell, "host.doorbell");
-  if (host.stallFreeLoops !== undefined) out.stallFreeLoops = integerIn(host.stallFreeLoops, "host.stallFreeLoops", 0, MAX_COUNT);
-  if (host.maxBackoffMs !== undefined) {
-    const ms = host.maxBackoffMs;
-    if (typeof ms !== "number") {
-      throw optionError(TypeError, `knitting-native: host.maxBackoffMs must be a number of milliseconds, got ${describe(ms)}`);
-    }
-    if (!(Number.isFinite(ms) && ms > 0 && ms <= MAX_BACKOFF_MS)) {
-      throw optionError(RangeError, `knitting-native: host.maxBackoffMs must be more than 0 and at most ${MAX_BACKOFF_MS} (ms), got ${ms}`);
-    }
-    out.maxBackoffMs = ms;
-  }
-  return out;
-}
-
-function resolveBalancer(balancer) {
-  if (balancer === undefined) return undefined;
-  // knitting's object form: { strategy: "firstIdle" }.
-  if (balancer !== null && typeof balancer === "object" && !Array.isArray(balancer)) {
-    checkKeys(balancer, ["strategy"], "balancer.");
-    if (balancer.strategy === undefined) throw optionError(TypeError, `knitting-native: balancer.strategy is required in the object form, one of ${quoteList(BALANCERS)}`);
-    return resolveBalancer(balancer.strategy);
-  }
-  if (typeof balancer === "string" && Object.hasOwn(BALANCER_ALIASES, balancer)) return BALANCER_ALIASES[balancer];
-  if (typeof balancer !== "string" || !BALANCERS.includes(balancer)) {
-    throw optionError(TypeError,
-      `knitting-native: balancer must be one of ${quoteList(BALANCERS)} (or the older "robinRound"), got ${describe(balancer)}`,
-    );
-  }
-  return balancer;
-}
-
-/** The `inliner` group: null when the host runs no calls itself. */
-function resolveInliner(inliner) {
-  if (inliner === undefined) return null;
-  if (inliner === null || typeof inliner !== "object" || Array.isArray(inliner)) {
-    throw optionError(TypeError, `knitting-native: inliner must be an object ({} for the defaults), got ${describe(inliner)}`);
-  }
-  const out = { position: "last", batchSize: 1, dispatchThreshold: 1 };
-  checkKeys(inliner, Object.keys(out), "inliner.");
-  if (inliner.position !== undefined) out.position = oneOf(inliner.position, "inliner.position", INLINER_POSITIONS);
-  if (inliner.batchSize !== undefined) out.batchSize = integerIn(inliner.batchSize, "inliner.batchSize", 1, MAX_COUNT);
-  if (inliner.dispatchThreshold !== undefined) {
-    out.dispatchThreshold = integerIn(inliner.dispatchThreshold, "inliner.dispatchThreshold", 1, MAX_COUNT);
-  }
-  return out;
-}
-
-/**
- * An environment variable that sets a default: undefined when unset or
- * empty (as KNITTING_DEBUG), else the value of its entry in `values`
- * ([spelling, value] pairs, spellings compared case-insensitively); any
- * other spelling is a TypeError naming the variable, so that a typo does not
- * silently keep the default.
- */
-function envChoice(env, name, values) {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
-  const spelt = String(raw).trim().toLowerCase();
-  const hit = values.find(([spelling]) => spelling === spelt);
-  if (hit === undefined) {
-    throw optionError(TypeError,
-      `knitting-native: environment variable ${name} must be one of ${values.map(([s]) => s).join(", ")}, got ${JSON.stringify(raw)}`,
-    );
-  }
-  return hit[1];
-}
-
-const STEAL_SPELLINGS = [["1", true], ["true", true], ["0", false], ["false", false]];
-const envSteal = (env) => envChoice(env, "KNITTING_STEAL", STEAL_SPELLINGS);
-const envDispatcher = (env) => envChoice(env, "KNITTING_DISPATCHER", DISPATCHERS.map((d) => [d, d]));
-
-/**
- * Checks `host.stealRegionLanes` against the stealing region of `threads`
- * workers and returns the region's shape. The region has 32 slots per
- * worker, split into `lanes` region lanes of `width` slots; a region lane is
- * one 32-bit mask (width <= 32) and holds one claim per consumer plus one.
- */
-function regionShape(threads, lanes) {
-  const slots = LANE_SLOTS * threads;
-  const need = threads + 1;
-  if (lanes === undefined) lanes = threads;
-  const width = slots / lanes;
-  if (slots % lanes !== 0 || width > LANE_SLOTS || width < need) {
-    const valid = [];
-    for (let n = 1; n <= slots; n++) {
-      if (slots % n === 0 && slots / n <= LANE_SLOTS && slots / n >= need) valid.push(n);
-    }
-    throw optionError(RangeError,
-      `knitting-native: host.stealRegionLanes must split the ${slots} submit slots into region lanes of at most ` +
-        `${LANE_SLOTS} slots with slots / stealRegionLanes >= consumers + 1 (here ${need}): got ${lanes}` +
-        ` (valid here: ${valid.join(", ")})`,
-    );
-  }
-  return { regionLanes: lanes, regionWidth: width };
-}
-
-/**
- * Decides how calls reach the workers. A pure function of the validated
- * options and the environment:
- *
- * - `validated`: `{ threads, host, balancer, inliner, worker }` as the
- *   options give them (`host.steal` and `host.dispatcher` from the options
- *   only, undefined when not given), as resolveOptions validates them.
- * - `env`: where KNITTING_STEAL and KNITTING_DISPATCHER are read (defaults
- *   that an explicit option overrides).
- *
- * Stealing is on when asked for (the option, else KNITTING_STEAL), and by
- * default when there are 2..31 workers and nothing asks for another way of
- * placing calls (a balancer, a dispatcher, or the inliner). Asking for it
- * with the option where it cannot work is a RangeError; KNITTING_STEAL=1
- * there is only a default, and turns nothing on.
- *
- * Returns `{ steal, regionLanes, regionWidth, dispatcher, balancer, inline }`:
- * regionLanes and regionWidth are 0 without stealing; with stealing,
- * `dispatcher` and `balancer` are left unused.
- */
-function resolveTopology(validated, env = process.env) {
-  const { threads, host, balancer, inliner, worker } = validated;
-  const inline = inliner !== null && inliner !== undefined;
-  if (inline && worker !== undefined && worker.bootstrap !== undefined) {
-    throw optionError(RangeError,
-      "knitting-native: worker.bootstrap cannot be used with inliner: the inline lane runs calls in the host, " +
-        "which never runs a worker bootstrap; drop one of the two",
-    );
-  }
-  // Both variables are read (and checked) even where an option overrides them.
-  const envDispatch = envDispatcher(env);
-  const fromEnv = envSteal(env);
-  const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatch;
-  let steal;
-  if (host.steal !== undefined) {
-    steal = host.steal;
-    if (steal && inline) {
-      throw optionError(RangeError, "knitting-native: host.steal: true contradicts inliner: stealing is not used with the inliner");
-    }
-    if (steal && (threads < 2 || threads > MAX_STEAL_CLAIMANTS)) {
-      throw optionError(RangeError,
-        `knitting-native: host.steal: true needs 2 to ${MAX_STEAL_CLAIMANTS} worker threads ` +
-          `(workers steal from each other, and a region lane holds at most ${MAX_STEAL_CLAIMANTS} claimants), got threads ${threads}`,
-      );
-    }
-  } else {
-    const possible = threads >= 2 && threads <= MAX_STEAL_CLAIMANTS && !inline;
-    steal = fromEnv !== undefined ? fromEnv && possible : possible && balancer === undefined && dispatcher === undefined;
-  }
-  const shape = steal ? regionShape(threads, host.stealRegionLanes) : { regionLanes: 0, regionWidth: 0 };
-  return {
-    steal,
-    regionLanes: shape.regionLanes,
-    regionWidth: shape.regionWidth,
-    dispatcher: dispatcher === undefined ? "per-thread" : dispatcher,
-    balancer: balancer === undefined ? null : balancer,
-    inline,
-  };
 }
 
 /**
@@ -538,10 +389,19 @@ function resolveWorkerPermission(input, worker, inline) {
   const policy = resolvePermission(input);
   const runtime = worker.runtime === "process" ? worker.process.runtime : "thread";
   checkPermission(policy, runtime, inline);
-  if (policy !== null && !policy.unrestricted && worker.runtime === "process" && worker.process.execArgv !== undefined) {
+  if (
+    policy !== null &&
+    !policy.unrestricted &&
+    worker.runtime === "process" &&
+    worker.process.execArgv !== undefined
+  ) {
     const flag = worker.process.execArgv.find((f) => PERMISSION_FLAG.test(f));
     if (flag !== undefined) {
-      throw optionError(TypeError, `knitting-native: worker.execArgv has ${flag}, which would fight the permission option's own flags; say it through permission instead`);
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.execArgv has ${flag}, which would fight the permission option's own flags; say it ` +
+          `through permission instead`,
+      );
     }
   }
   return policy;
@@ -554,13 +414,32 @@ function resolveWorkerPermission(input, worker, inline) {
 function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   if (options === undefined) options = {};
   checkObject(options, "createPool(options)");
-  checkKeys(options, ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission", ...server.SERVER_KEYS], "");
+  checkKeys(
+    options,
+    [
+      "threads",
+      "payload",
+      "worker",
+      "abortSignalCapacity",
+      "debug",
+      "host",
+      "balancer",
+      "inliner",
+      "permission",
+      ...server.SERVER_KEYS,
+    ],
+    "",
+  );
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
   const minThreads = options.inliner === undefined ? 1 : 0;
   if (options.threads === 0 && minThreads === 1) {
-    throw optionError(RangeError, `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`);
+    throw optionError(
+      RangeError,
+      `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`,
+    );
   }
-  const threads = options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
+  const threads =
+    options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
   const debug = resolveDebug(options.debug);
   const resolved = resolvePayload(options.payload === undefined ? {} : options.payload);
   const abortSignalCapacity =

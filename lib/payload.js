@@ -60,6 +60,47 @@ class PayloadRegion {
     this.i32 = i32;
     this.wake = wake;
     this.roomSeq = W_ROOM_SEQ;
+    this.placed = 0; // tryPlace's byte count
+    this.unplaced = null; // tryPlace's encoding when it found no room
+  }
+
+  /**
+   * Encodes `value` (which does not fit a slot's inline bytes) into a new
+   * block: returns its offset, with the byte count in `placed`; or
+   * NO_ROOM, with the encoding in `unplaced` (the encoder's scratch: valid
+   * until its next encode, so a caller that keeps it copies it). A string
+   * or binary value whose size the encoder knows up front
+   * (Encoder#exactSize) is encoded straight into the block: one copy of its
+   * bytes instead of two (into the scratch buffer, then here). Throws as
+   * encode() and tryWrite() do.
+   */
+  tryPlace(encoder, value) {
+    const size = encoder.exactSize(value);
+    if (size >= 0 && size <= encoder.maxPayloadBytes && size <= this.capacity) {
+      const at = this.tryAlloc(size);
+      if (at !== NO_ROOM) {
+        let n = -1;
+        try {
+          n = encoder.encodeInto(value, this.u8, at, size);
+        } finally {
+          if (n !== size) this.free(at);
+        }
+        if (n === size) {
+          this.placed = size;
+          return at;
+        }
+        // Only a value whose size changed between two looks (a typed
+        // array subclass's byteLength getter, say) gets here: as below.
+      }
+    }
+    const bytes = encoder.encode(value);
+    const at = this.tryWrite(bytes);
+    if (at === NO_ROOM) {
+      this.unplaced = bytes;
+      return NO_ROOM;
+    }
+    this.placed = bytes.length;
+    return at;
   }
 
   /**
@@ -68,23 +109,28 @@ class PayloadRegion {
    * payload no empty region of this size could hold.
    */
   tryWrite(bytes) {
-    if (bytes.length > this.capacity) throw tooLargeError(bytes.length, this.max, this.capacity);
+    const at = this.tryAlloc(bytes.length);
+    if (at !== NO_ROOM) this.u8.set(bytes, at);
+    return at;
+  }
+
+  /** A block of `size` bytes (its offset), or NO_ROOM; grows the region when that makes room. */
+  tryAlloc(size) {
+    if (size > this.capacity) throw tooLargeError(size, this.max, this.capacity);
     for (;;) {
       let result;
       try {
-        result = this.arena.alloc(bytes.length);
+        result = this.arena.alloc(size);
       } catch (err) {
         if (err && err.code === "KNT_REGION_CORRUPT") throw err;
-        throw limitError(`payload of ${bytes.length} bytes could not be placed in the payload region: ${err.message}`, err);
+        throw limitError(`payload of ${size} bytes could not be placed in the payload region: ${err.message}`, err);
       }
-      if (result > 0) {
-        this.u8.set(bytes, result);
-        return result;
-      }
+      if (result > 0) return result;
       if (result === NO_ROOM) {
         // Full of live blocks, says the arena: with none live that is
         // impossible (task code wrote the header), and waiting would never end.
-        if (this.arena.stats().liveBlocks === 0) throw regionCorruptError("the payload region reports no room although no block in it is live");
+        if (this.arena.stats().liveBlocks === 0)
+          throw regionCorruptError("the payload region reports no room although no block in it is live");
         return NO_ROOM;
       }
       const need = -result;
@@ -96,7 +142,8 @@ class PayloadRegion {
   /** tryWrite for a writer that cannot wait: a full region is an error. */
   write(bytes) {
     const at = this.tryWrite(bytes);
-    if (at === NO_ROOM) throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
+    if (at === NO_ROOM)
+      throw limitError(`the payload region is full: ${bytes.length} bytes must wait for other payloads to be freed`);
     return at;
   }
 
@@ -121,13 +168,18 @@ class PayloadRegion {
    */
   readSlot(control, at, length, ext, shared) {
     if (ext === NO_EXT) {
-      if (length < 0 || length > L.inlineBytes) throw regionCorruptError(`a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`);
+      if (length < 0 || length > L.inlineBytes)
+        throw regionCorruptError(
+          `a slot's length word reads ${length} (inline values hold at most ${L.inlineBytes} bytes)`,
+        );
       return decodeOrCorrupt(control, at, length, shared);
     }
     const offset = ext >>> 0;
     if (length < 0 || offset + length > this.u8.length) {
       // Not a block of this region: nothing to decode, nothing to free.
-      throw regionCorruptError(`a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`);
+      throw regionCorruptError(
+        `a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`,
+      );
     }
     try {
       return decodeOrCorrupt(this.u8, offset, length, shared);

@@ -33,7 +33,11 @@ class PoolEvents {
   }
 
   workerCreated(index, worker) {
-    this.emitLater("workerCreate", { index, threadId: worker.pid === undefined ? worker.threadId : undefined, pid: worker.pid });
+    this.emitLater("workerCreate", {
+      index,
+      threadId: worker.pid === undefined ? worker.threadId : undefined,
+      pid: worker.pid,
+    });
   }
 
   workerExited(index, worker, code, signal, reason, recycle, error) {
@@ -52,7 +56,10 @@ class PoolEvents {
   /** `pool.on`/`once`/`off`: checks the name so a typo is an error, not silence. */
   listen(method, name, listener) {
     if (!LISTENABLE.includes(name)) {
-      const err = new TypeError(`knitting-native: pool.${method}(name, listener): unknown event ${JSON.stringify(String(name))}; events: ${EVENTS.map((e) => JSON.stringify(e)).join(", ")}`);
+      const err = new TypeError(
+        `knitting-native: pool.${method}(name, listener): unknown event ${JSON.stringify(String(name))}; ` +
+          `events: ${EVENTS.map((e) => JSON.stringify(e)).join(", ")}`,
+      );
       err.code = "KNT_INVALID_OPTION";
       throw err;
     }

@@ -51,7 +51,8 @@ function checkInlineOnly(options, table) {
   const imported = table.find((entry) => entry.fn === null);
   if (imported !== undefined) {
     throw new TypeError(
-      `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
+      `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
+        `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
     );
   }
 }
@@ -73,13 +74,17 @@ class Pool {
     this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
     // SharedArrayBuffers in arguments and results: by reference to threads, refused to processes.
     this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
-    this.encoder = new Encoder({ maxPayloadBytes: options.maxPayloadBytes, shared: this.sharedRefs || PROCESS_REFUSAL });
+    this.encoder = new Encoder({
+      maxPayloadBytes: options.maxPayloadBytes,
+      shared: this.sharedRefs || PROCESS_REFUSAL,
+    });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
     // What a server watches and limits: events, counts and times, the queue limit.
     this.events = new PoolEvents();
     this.stats = new PoolStats(options.threads, options.stats);
     this.timing = options.stats; // read on every settled call
-    this.queueLimit = options.maxQueue === null ? null : new QueueLimit(options.maxQueue, (name) => this.events.emit(name));
+    this.queueLimit =
+      options.maxQueue === null ? null : new QueueLimit(options.maxQueue, (name) => this.events.emit(name));
     this.makeRoomBound = () => {
       this.pump();
       return this.queue.length - this.queueHead;
@@ -218,7 +223,13 @@ class Pool {
         markStarted();
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
         // Cloning drops an error's `code`; the worker sends it beside.
-        if (msg.code !== undefined && msg.error !== null && typeof msg.error === "object" && msg.error.code === undefined) msg.error.code = msg.code;
+        if (
+          msg.code !== undefined &&
+          msg.error !== null &&
+          typeof msg.error === "object" &&
+          msg.error.code === undefined
+        )
+          msg.error.code = msg.code;
         this.fail(msg.error);
       } else if (msg && msg.type === "recycle" && this.recycle !== null) {
         this.recycle.request(lane, worker, msg.reason);
@@ -233,7 +244,11 @@ class Pool {
       // A worker replaced for worker.maxCallsBeforeRecycle/maxMemoryBeforeRecycle (recycle.js).
       const recycled = this.recycle === null ? null : this.recycle.exited(lane, worker, code);
       this.events.workerExited(lane, worker, code, signal, exitReason(this, lane, recycled), recycled, reported);
-      if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}${recycled !== null ? ` (recycled: ${recycled} limit)` : ""}`);
+      if (this.debug) {
+        const how = signal ? `signal ${signal}` : `code ${code}`;
+        const why = recycled !== null ? ` (recycled: ${recycled} limit)` : "";
+        this.debug("lifecycle", `worker ${lane} (${label}) exited with ${how}${why}`);
+      }
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       const wasReady = this.ready[lane];
@@ -243,7 +258,9 @@ class Pool {
       if (!this.everReady[lane] && this.failure === null) {
         // The lane's first worker died while importing the task modules: a
         // restart would too.
-        this.fail(reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`));
+        this.fail(
+          reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`),
+        );
         return;
       }
       const killed = this.killedFor[lane] !== null || recycled !== null;
@@ -261,7 +278,9 @@ class Pool {
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by
       // its start-up (the call's STARTED word, still as it left it).
-      const ranCall = held.some((call) => Slot.startedOf(this.i32, call.lane.slotWord(call.slot)) !== Slot.STARTED.NOT_STARTED);
+      const ranCall = held.some(
+        (call) => Slot.startedOf(this.i32, call.lane.slotWord(call.slot)) !== Slot.STARTED.NOT_STARTED,
+      );
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
@@ -288,7 +307,9 @@ class Pool {
 
   /** Whether a worker is still starting: the process stays alive for it (liveness.js). */
   updateStarting() {
-    this.liveness.setStarting(this.state === OPEN && this.failure === null && this.workers.some((w, i) => w !== null && !this.ready[i]));
+    this.liveness.setStarting(
+      this.state === OPEN && this.failure === null && this.workers.some((w, i) => w !== null && !this.ready[i]),
+    );
   }
 
   /**
@@ -319,12 +340,16 @@ class Pool {
     for (const call of this.topology.placedCalls()) this.finish(call, false, err);
   }
 
-
   shutdown(delayMs) {
     if (this.shutdownPromise !== null) return this.shutdownPromise;
     if (delayMs !== undefined && (typeof delayMs !== "number" || !(delayMs >= 0) || !Number.isFinite(delayMs))) {
       // Not a shutdown: a bad argument must not stop the pool.
-      return Promise.reject(new RangeError(`knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ${String(delayMs)}`));
+      return Promise.reject(
+        new RangeError(
+          `knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ` +
+            `${String(delayMs)}`,
+        ),
+      );
     }
     // New calls reject from here on, so a call whose argument arrives later
     // would too: it rejects now, even while submitted calls may finish.
@@ -386,7 +411,6 @@ class Pool {
 
 // What happens to each call: see the header.
 Object.assign(Pool.prototype, callMethods, slotMethods);
-
 
 /** The public face of a pool. */
 function publicPool(pool) {

@@ -19,7 +19,7 @@ const { SLOTS_PER_WORKER } = require("./server-options.js");
 function queueFullError(max, name) {
   const err = new RangeError(
     `knitting-native: cannot queue "${name}": ${max} calls already wait for a free worker slot (maxQueue ${max}); ` +
-      "shed the request, or wait for the pool's \"drain\" event",
+      'shed the request, or wait for the pool\'s "drain" event',
   );
   err.code = "KNT_QUEUE_FULL";
   return err;

@@ -41,13 +41,18 @@ class Recycler {
   /** A private-lane worker asked to be recycled (its "recycle" message). */
   request(lane, worker, reason) {
     const pool = this.pool;
-    if (pool.topology.steal || this.state[lane] !== 0 || pool.workers[lane] !== worker || pool.killedFor[lane] !== null) return;
+    if (pool.topology.steal || this.state[lane] !== 0 || pool.workers[lane] !== worker || pool.killedFor[lane] !== null)
+      return;
     this.state[lane] = WAITING;
     this.worker[lane] = worker;
     this.reason[lane] = reason === "memory" ? "memory" : "calls";
     this.waiting++;
     pool.topology.workersChanged();
-    if (pool.debug) pool.debug("lifecycle", `worker ${lane} reached its ${this.reason[lane]} limit: recycling it once its lane is empty`);
+    if (pool.debug)
+      pool.debug(
+        "lifecycle",
+        `worker ${lane} reached its ${this.reason[lane]} limit: recycling it once its lane is empty`,
+      );
     this.check();
   }
 
@@ -78,7 +83,8 @@ class Recycler {
     }
     // Work stealing: the worker left by itself (a task's own process.exit()
     // with the same code in a private-lane pool is a crash, not a recycle).
-    if (this.pool.topology.steal && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code)) return REASON_BY_CODE.get(code);
+    if (this.pool.topology.steal && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code))
+      return REASON_BY_CODE.get(code);
     return null;
   }
 }

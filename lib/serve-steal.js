@@ -14,7 +14,17 @@ const { leaveWhenEmpty } = require("./recycle-worker.js");
  * WorkerBell; `spinMicros`: the bounded spin.
  */
 function openSteal(i32, steal, w, wakeWord, env, bell, spinMicros) {
-  const port = new Claimant(i32, steal.sectionByte, steal.workers, steal.regionLanes, steal.width, w, wakeWord, env, steal.cores);
+  const port = new Claimant(
+    i32,
+    steal.sectionByte,
+    steal.workers,
+    steal.regionLanes,
+    steal.width,
+    w,
+    wakeWord,
+    env,
+    steal.cores,
+  );
   return {
     port,
     // Waits a bounded time for any PENDING bit (the spin yields the core between polls).

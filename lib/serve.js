@@ -28,19 +28,14 @@ const processExit = process.exit;
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
-// How long an idle worker polls REQ before parking (`sleep`).
-// A wake through the kernel and the worker's event loop costs tens of µs
-// here (a futex round trip measured 16-17 µs, Node 20, 2 vCPUs); a caller that awaits
-// each result sends its next call within a few µs, which a short spin
-// catches. The spin runs in Rust (src/spin.rs) because it must yield the
-// CPU between polls: on 2 vCPUs a JS busy-wait that shares a core with the
-// host starves the very thread it waits for. Measured with 2 threads
-// (200,000 tiny calls with 1,000 in flight; 20,000 sequential calls):
-//   spin 20 µs:  1.5-2.0 M calls/s, sequential p50 4.9 µs
-//   spin 50 µs:  2.3-3.0 M calls/s, sequential p50 1.2 µs
-//   spin 200 µs: 2.2-2.9 M calls/s, sequential p50 1.2 µs (longer CPU burn when idle)
-// The same loop with a pure JS spin of 2,000 polls gave 0.8-1.5 M calls/s and
-// a p50 of 13-75 µs.
+// How long an idle worker polls for work before parking (`sleep`). A wake
+// through the kernel and the worker's event loop costs tens of µs; a caller
+// that awaits each result sends its next call within a few µs, which a
+// short spin catches. The spin runs in Rust (src/spin.rs) because it must
+// yield the CPU between polls: on 2 vCPUs a JS busy-wait that shares a core
+// with the host starves the very thread it waits for. 20 µs missed many
+// follow-up calls, 200 µs caught no more than 50 and burns longer when idle:
+// docs/measurements.md, "Worker idle spin".
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
 
@@ -53,7 +48,16 @@ const DEFAULT_SPIN_MICROS = 50;
  * `{ type: "init-error", error }`.
  */
 function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
-  const { control, payload: payloadBuffer, lane: laneIndex, abortBase, tasks, bootstrap, maxPayloadBytes, steal } = setup;
+  const {
+    control,
+    payload: payloadBuffer,
+    lane: laneIndex,
+    abortBase,
+    tasks,
+    bootstrap,
+    maxPayloadBytes,
+    steal,
+  } = setup;
   const SPIN_MICROS = setup.spinMicroseconds !== undefined ? setup.spinMicroseconds : DEFAULT_SPIN_MICROS;
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
@@ -93,10 +97,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     if (bootstrap.name === undefined) return;
     const fn = mod[bootstrap.name];
     if (typeof fn !== "function") {
-      throw new TypeError(`knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`);
+      throw new TypeError(
+        `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
+      );
     }
     // The context knitting gives its bootstrap; workers here always run on Node.
-    await fn(bootstrap.data, Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }));
+    await fn(
+      bootstrap.data,
+      Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }),
+    );
   }
 
   async function loadTasks() {
@@ -164,10 +173,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
     let ext = NO_EXT;
     if (len < 0) {
-      const bytes = encoder.encode(value);
-      ext = payload.tryWrite(bytes);
-      if (ext === NO_ROOM) return bytes.slice(); // encode()'s bytes live until the next encode
-      len = bytes.length;
+      ext = payload.tryPlace(encoder, value);
+      if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
+      len = payload.placed;
     }
     Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
@@ -200,9 +208,12 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
 
   /** What a call rejects with when its result cannot be sent (small: it fits inline). */
   function unsentError(err) {
-    const sent = new Error(`knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`);
+    const sent = new Error(
+      `knitting-native: the task's result could not be sent: ${String(err && err.message).slice(0, 200)}`,
+    );
     sent.stack = "";
-    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code; // KNT_REGION_CORRUPT, say
+    // Its code, if it has one (KNT_REGION_CORRUPT, say).
+    if (err !== null && typeof err === "object" && typeof err.code === "string") sent.code = err.code;
     return sent;
   }
 
@@ -264,7 +275,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         Slot.clearExt(i32, w);
         arg = payload.readSlot(u8, 0, len, ext, shared);
       }
-      if (typeof table[task] !== "function") throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
+      if (typeof table[task] !== "function")
+        throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
       result = abortAware[task] ? table[task](arg, abortToolkit(Slot.signalOf(i32, w))) : table[task](arg);
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
@@ -319,18 +331,24 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     });
   }
 
-  runBootstrap().then(loadTasks).then(
-    (loaded) => {
-      // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
-      table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
-      report({ type: "ready" });
-      port.serve();
-    },
-    (err) => {
-      // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
-      report({ type: "init-error", error: err, code: err !== null && typeof err === "object" ? err.code : undefined });
-    },
-  );
+  runBootstrap()
+    .then(loadTasks)
+    .then(
+      (loaded) => {
+        // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
+        table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
+        report({ type: "ready" });
+        port.serve();
+      },
+      (err) => {
+        // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
+        report({
+          type: "init-error",
+          error: err,
+          code: err !== null && typeof err === "object" ? err.code : undefined,
+        });
+      },
+    );
 }
 
 module.exports = { serveLane };

@@ -21,10 +21,17 @@ function resolveMaxQueue(value, threads, optionError, describe) {
   if (value === undefined) return null;
   if (value === "auto") return Math.max(1, threads) * AUTO_QUEUE_PER_WORKER;
   if (typeof value !== "number" || !Number.isInteger(value)) {
-    throw optionError(TypeError, `knitting-native: maxQueue must be an integer (the most calls that may wait for a free slot) or "auto", got ${describe(value)}`);
+    throw optionError(
+      TypeError,
+      "knitting-native: maxQueue must be an integer (the most calls that may wait for a free slot) " +
+        `or "auto", got ${describe(value)}`,
+    );
   }
   if (value < 0 || value > MAX_QUEUE) {
-    throw optionError(RangeError, `knitting-native: maxQueue must be between 0 and ${MAX_QUEUE}, or "auto", got ${value}`);
+    throw optionError(
+      RangeError,
+      `knitting-native: maxQueue must be between 0 and ${MAX_QUEUE}, or "auto", got ${value}`,
+    );
   }
   return value;
 }
@@ -32,7 +39,8 @@ function resolveMaxQueue(value, threads, optionError, describe) {
 /** `stats`: whether workers time their calls for pool.stats() (run/wait times, utilization). */
 function resolveStats(value, optionError, describe) {
   if (value === undefined) return false;
-  if (typeof value !== "boolean") throw optionError(TypeError, `knitting-native: stats must be a boolean, got ${describe(value)}`);
+  if (typeof value !== "boolean")
+    throw optionError(TypeError, `knitting-native: stats must be a boolean, got ${describe(value)}`);
   return value;
 }
 
@@ -47,19 +55,34 @@ function resolveRecycle(worker, optionError, describe) {
   const out = { maxCalls: 0, maxMemory: 0 };
   if (calls !== undefined) {
     if (typeof calls !== "number" || !Number.isInteger(calls)) {
-      throw optionError(TypeError, `knitting-native: worker.maxCallsBeforeRecycle must be an integer (calls a worker runs before it is replaced), got ${describe(calls)}`);
+      throw optionError(
+        TypeError,
+        "knitting-native: worker.maxCallsBeforeRecycle must be an integer " +
+          `(calls a worker runs before it is replaced), got ${describe(calls)}`,
+      );
     }
     if (calls < 1 || calls > MAX_CALLS_BEFORE_RECYCLE) {
-      throw optionError(RangeError, `knitting-native: worker.maxCallsBeforeRecycle must be between 1 and ${MAX_CALLS_BEFORE_RECYCLE}, got ${calls}`);
+      throw optionError(
+        RangeError,
+        `knitting-native: worker.maxCallsBeforeRecycle must be between 1 and ${MAX_CALLS_BEFORE_RECYCLE}, got ${calls}`,
+      );
     }
     out.maxCalls = calls;
   }
   if (memory !== undefined) {
     if (typeof memory !== "number" || !Number.isInteger(memory)) {
-      throw optionError(TypeError, `knitting-native: worker.maxMemoryBeforeRecycle must be an integer number of bytes (of the worker's V8 heap), got ${describe(memory)}`);
+      throw optionError(
+        TypeError,
+        "knitting-native: worker.maxMemoryBeforeRecycle must be an integer number of bytes " +
+          `(of the worker's V8 heap), got ${describe(memory)}`,
+      );
     }
     if (memory < 1 || memory > Number.MAX_SAFE_INTEGER) {
-      throw optionError(RangeError, `knitting-native: worker.maxMemoryBeforeRecycle must be between 1 and ${Number.MAX_SAFE_INTEGER} (bytes), got ${memory}`);
+      throw optionError(
+        RangeError,
+        "knitting-native: worker.maxMemoryBeforeRecycle must be between 1 and " +
+          `${Number.MAX_SAFE_INTEGER} (bytes), got ${memory}`,
+      );
     }
     out.maxMemory = memory;
   }
@@ -71,4 +94,12 @@ const SERVER_KEYS = ["maxQueue", "stats"];
 /** Keys of the `worker` group that this module validates. */
 const RECYCLE_KEYS = ["maxCallsBeforeRecycle", "maxMemoryBeforeRecycle"];
 
-module.exports = { resolveMaxQueue, resolveStats, resolveRecycle, SERVER_KEYS, RECYCLE_KEYS, AUTO_QUEUE_PER_WORKER, SLOTS_PER_WORKER };
+module.exports = {
+  resolveMaxQueue,
+  resolveStats,
+  resolveRecycle,
+  SERVER_KEYS,
+  RECYCLE_KEYS,
+  AUTO_QUEUE_PER_WORKER,
+  SLOTS_PER_WORKER,
+};

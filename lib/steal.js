@@ -12,7 +12,7 @@
 // shared word here is an `Atomics` call (the checker stands in for
 // `Atomics`); slot contents (request, response) are plain bytes ordered by
 // those atomics and are written by host-slots.js and serve.js. Offsets come from
-// Rust's layout().
+// Rust's layout() (steal-geometry.js).
 //
 // # Words
 // The section has G region lanes of `width` slots each (width <= 32).
@@ -111,60 +111,13 @@
 // worker is idle (so one event loop does not collect every async call); it
 // parks, and the end of its last async call wakes it through its own WAKE.
 
-const { L, lowestBit } = require("./lane.js");
+const { lowestBit } = require("./lane.js");
+const { StealGeometry, nextBit, popcount } = require("./steal-geometry.js");
 const { ownerWord } = require("./slot.js");
+const { announce } = require("./doorbell.js");
 
-/**
- * The first set bit of `mask` at or after bit `from` (wrapping around), or
- * -1.
- */
-function nextBit(mask, from) {
-  if (mask === 0) return -1;
-  const ahead = from >= 32 ? 0 : mask & (-1 << from);
-  return lowestBit(ahead !== 0 ? ahead : mask);
-}
-
-const popcount = (x) => {
-  let n = 0;
-  for (; x !== 0; x &= x - 1) n++;
-  return n;
-};
-
-/** Word and byte offsets of one steal section, shared by both ends. */
-class StealGeometry {
-  /**
-   * `sectionByte`: the section's offset in the control region (Rust's
-   * stealOffset); `workers` claimants; `regionLanes` lanes of `width` slots.
-   * `notify(index)`: wakes whoever sleeps on word `index` (the runtime's
-   * way: Atomics.notify for threads, a shared futex for processes).
-   */
-  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
-    this.i32 = i32;
-    this.notify = notify;
-    this.workers = workers;
-    this.regionLanes = regionLanes;
-    this.width = width;
-    this.slots = regionLanes * width;
-    this.full = width === 32 ? -1 : (1 << width) - 1;
-    const base = sectionByte / 4;
-    this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
-    this.sleepers = base + L.stealWordSleepers;
-    this.idle = base + L.stealWordIdle;
-    this.spinner = base + L.stealWordSpinner;
-    this.doneByte = sectionByte + L.stealDoneOffset;
-    this.slotsByte = this.doneByte + workers * L.doneStride;
-  }
-  /** Word index of DONE[w][g]. */
-  doneWord(w, g) {
-    return (this.doneByte + w * L.doneStride) / 4 + g;
-  }
-  doneSeqWord(w) {
-    return (this.doneByte + w * L.doneStride) / 4 + L.doneSeqWord;
-  }
-  /** Word index of WAKE[w], the counter worker `w` parks on. */
-  wakeWord(w) {
-    return (this.doneByte + w * L.doneStride) / 4 + L.wakeWord;
-  }
+/** What both ends do with the section's words: wake a worker, look for work. */
+class StealEnd extends StealGeometry {
   /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
   wakeWorker(w) {
     const word = this.wakeWord(w);
@@ -186,18 +139,10 @@ class StealGeometry {
     }
     return false;
   }
-  /** Word index of the first header word of slot `index` (= g * width + b). */
-  slotWord(index) {
-    return (this.slotsByte + index * L.slotStride) / 4;
-  }
-  /** Byte offset of slot `index`'s inline payload. */
-  slotPayload(index) {
-    return this.slotsByte + index * L.slotStride + L.slotHeaderBytes;
-  }
 }
 
 /** The host's end (steps 1, 2 and 5, and taking back a dead worker's calls). */
-class HostSubmit extends StealGeometry {
+class HostSubmit extends StealEnd {
   constructor(i32, sectionByte, workers, regionLanes, width, notify) {
     super(i32, sectionByte, workers, regionLanes, width, notify);
     this.busy = new Int32Array(regionLanes); // published, not yet consumed
@@ -363,7 +308,7 @@ const LOST = -2; // bits were set, but other claimants won them
  * - `ring()`: rings the host's doorbell (src/doorbell.rs).
  * `cores`: how many threads the machine runs at once (the spin rule).
  */
-class Claimant extends StealGeometry {
+class Claimant extends StealEnd {
   constructor(i32, sectionByte, workers, regionLanes, width, w, notify, env, cores) {
     super(i32, sectionByte, workers, regionLanes, width, notify);
     this.env = env;
@@ -491,7 +436,9 @@ class Claimant extends StealGeometry {
   /** Takes the one spinning turn if spinning leaves the host a core. */
   maySpin() {
     if (this.spinning) return true;
-    const busy = popcount(~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1));
+    const busy = popcount(
+      ~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1),
+    );
     if (busy > this.spinBusyLimit) return false;
     this.spinning = Atomics.compareExchange(this.i32, this.spinner, 0, this.me) === 0;
     return this.spinning;
@@ -546,8 +493,7 @@ class Claimant extends StealGeometry {
     }
     this.changedLanes = 0;
     Atomics.add(i32, this.doneSeqWord(this.w), 1);
-    Atomics.add(i32, L.wordCounter, 1);
-    if (Atomics.load(i32, L.wordArmed) !== 0) this.env.ring();
+    announce(i32, this.env);
   }
 }
 

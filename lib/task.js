@@ -12,9 +12,7 @@ const TASK = Symbol.for("knitting-native.task");
 // isolate may load (a symlinked or duplicated install still registers here),
 // so a worker finds tasks whichever copy its task module imported.
 const REGISTRY_KEY = Symbol.for("knitting-native.registry");
-const registry =
-  globalThis[REGISTRY_KEY] ||
-  (globalThis[REGISTRY_KEY] = { byId: new Map(), nextAt: new Map() });
+const registry = globalThis[REGISTRY_KEY] || (globalThis[REGISTRY_KEY] = { byId: new Map(), nextAt: new Map() });
 
 function stableTaskID(href, at) {
   if (typeof href !== "string") {
@@ -35,12 +33,14 @@ function resolveTimeout(timeout, where) {
   }
   if (timeout === null || typeof timeout !== "object") {
     throw new TypeError(
-      `${where}.timeout must be a number of ms or { time, default | maybe | error }, got ${timeout === null ? "null" : typeof timeout}`,
+      `${where}.timeout must be a number of ms or { time, default | maybe | error }, got ` +
+        `${timeout === null ? "null" : typeof timeout}`,
     );
   }
   const allowed = ["time", "default", "maybe", "error"];
   for (const key of Object.keys(timeout)) {
-    if (!allowed.includes(key)) throw new TypeError(`${where}.timeout: unknown key ${key}; allowed: ${allowed.join(", ")}`);
+    if (!allowed.includes(key))
+      throw new TypeError(`${where}.timeout: unknown key ${key}; allowed: ${allowed.join(", ")}`);
   }
   checkTime(timeout.time, `${where}.timeout.time`);
   const given = ["default", "maybe", "error"].filter((k) => k in timeout);
@@ -67,10 +67,16 @@ function checkTime(time, name) {
 function resolveAbortSignal(abortSignal, where) {
   if (abortSignal === undefined || abortSignal === false) return false;
   if (abortSignal === true) return true;
-  if (abortSignal !== null && typeof abortSignal === "object" && Object.keys(abortSignal).every((k) => k === "hasAborted")) {
+  if (
+    abortSignal !== null &&
+    typeof abortSignal === "object" &&
+    Object.keys(abortSignal).every((k) => k === "hasAborted")
+  ) {
     if (abortSignal.hasAborted === true) return true;
   }
-  throw new TypeError(`${where}.abortSignal must be { hasAborted: true } (or true), got ${JSON.stringify(abortSignal)}`);
+  throw new TypeError(
+    `${where}.abortSignal must be { hasAborted: true } (or true), got ${JSON.stringify(abortSignal)}`,
+  );
 }
 
 function checkDefinition(definition, where, keys) {
@@ -118,7 +124,8 @@ function withOptionCode(define, definition, createSingleTaskPool) {
   try {
     return define(definition, createSingleTaskPool);
   } catch (err) {
-    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_OPTION";
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined)
+      err.code = "KNT_INVALID_OPTION";
     throw err;
   }
 }
@@ -149,7 +156,9 @@ function importTask(definition, createSingleTaskPool) {
 function defineImportTask(definition, createSingleTaskPool) {
   checkDefinition(definition, "importTask(definition)", ["href", "name", "timeout", "abortSignal"]);
   if (typeof definition.href !== "string" || definition.href === "") {
-    throw new TypeError("importTask({ href, name }): href must be a non-empty string (a URL or a path relative to this module)");
+    throw new TypeError(
+      "importTask({ href, name }): href must be a non-empty string (a URL or a path relative to this module)",
+    );
   }
   const name = definition.name === undefined ? "default" : definition.name;
   if (typeof name !== "string" || name === "") {
@@ -162,18 +171,23 @@ function defineImportTask(definition, createSingleTaskPool) {
   try {
     resolved = new URL(definition.href, position.href).href;
   } catch {
-    throw new TypeError(`importTask({ href }): cannot resolve ${JSON.stringify(definition.href)} from ${position.href}`);
+    throw new TypeError(
+      `importTask({ href }): cannot resolve ${JSON.stringify(definition.href)} from ${position.href}`,
+    );
   }
-  return withShorthand({
-    [TASK]: true,
-    kind: "import",
-    href: resolved,
-    name,
-    at: position.at,
-    id: position.id,
-    timeout,
-    abortAware,
-  }, createSingleTaskPool);
+  return withShorthand(
+    {
+      [TASK]: true,
+      kind: "import",
+      href: resolved,
+      name,
+      at: position.at,
+      id: position.id,
+      timeout,
+      abortAware,
+    },
+    createSingleTaskPool,
+  );
 }
 
 function isTask(value) {

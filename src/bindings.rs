@@ -363,6 +363,18 @@ fn steal_geometry(
     }
 }
 
+/// Why `workers` claimants over `regionLanes` region lanes of `width` slots
+/// is not a valid steal section (the rule of `StealGeometry::new`), or null
+/// when it is. lib/options.js checks `host.stealRegionLanes` with it, so the
+/// rule has one owner.
+#[napi(catch_unwind)]
+pub fn steal_shape_error(workers: f64, region_lanes: f64, width: f64) -> Result<Option<String>> {
+    match steal_geometry(Some(workers), Some(region_lanes), Some(width)) {
+        Ok(_) => Ok(None),
+        Err(err) => Ok(Some(err.reason.clone())),
+    }
+}
+
 /// Bytes a control region needs: `lanes` private lanes (0 when stealing),
 /// `abortSlots` abort words, and a steal section when `workers`,
 /// `regionLanes` and `width` are given.

@@ -13,7 +13,7 @@ class OwnerBeforePending extends HostSubmit {
   flush() {
     let published = 0;
     for (let g = 0; g < this.regionLanes; g++) {
-      let bits = this.fresh[g];
+      const bits = this.fresh[g];
       if (bits === 0) continue;
       this.fresh[g] = 0;
       for (let rest = bits; rest !== 0; rest &= rest - 1) {

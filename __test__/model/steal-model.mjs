@@ -355,7 +355,9 @@ export class StealModel {
           const c = h.release(index);
           localEffect(() => {
             const call = g.calls[c];
-            if (g.left[w]) throw new ModelViolation(`worker ${w} left holding call ${c} (${call.st}): taking it back rejects it`);
+            if (g.left[w]) {
+              throw new ModelViolation(`worker ${w} left holding call ${c} (${call.st}): taking it back rejects it`);
+            }
             if (call.st === "done" || call.st === "rej") throw new ModelViolation(`call ${c} taken back from worker ${w} but it is ${call.st}`);
             if (call.st !== "pub" && call.by !== w) throw new ModelViolation(`call ${c} taken back from worker ${w} but worker ${call.by} ran it`);
             g.calls[c] = { st: "rej", by: -1 };

@@ -14,6 +14,7 @@ export function busy(i, ms) {
 
 // Where work() leaves its result: a store the JIT must keep, so it cannot
 // drop the loop as dead code.
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose (see above)
 let sink = 0;
 
 /**

@@ -48,7 +48,11 @@ function makeObject(k) {
     ratio: k / 97,
     color: "#" + ((k * 0x10101) & 0xffffff).toString(16).padStart(6, "0"),
     tags: ["new", `batch-${k % 7}`, "sale"],
-    matrix: [[k, k + 1, k + 2], [true, false], ["x", ["deep", k]]],
+    matrix: [
+      [k, k + 1, k + 2],
+      [true, false],
+      ["x", ["deep", k]],
+    ],
     note: "plain object with mixed field types",
   };
 }
@@ -127,3 +131,102 @@ export function makePayloads() {
     },
   ];
 }
+
+// ---- the payload sweep of `node bench/run.mjs --only-workload payload` ----------
+
+/** Value kinds and sizes of the sweep (bytes of one value, one direction). */
+export const SWEEP_KINDS = ["string", "u8", "object"];
+export const SWEEP_SIZES = [64, 1024, 16 * 1024, 64 * 1024, 1024 * 1024, 4 * 1024 * 1024];
+
+export const sizeLabel = (n) => (n >= 1 << 20 ? `${n / (1 << 20)} MiB` : n >= 1024 ? `${n / 1024} KiB` : `${n} B`);
+
+/** How many distinct values a cell cycles through: fewer for large ones (memory). */
+export const sweepVariants = (size) => Math.max(4, Math.min(VARIANTS, Math.floor((48 << 20) / size)));
+
+/** An ASCII string of exactly `size` characters (= bytes as UTF-8), different for every k. */
+function sweepString(size, k) {
+  const head = `v${String(k).padStart(3, "0")}:`;
+  const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+  let unit = "";
+  for (let i = 0; i < 256; i++) unit += alphabet[(i * 7 + k * 13) % alphabet.length];
+  return (head + unit.repeat(Math.ceil(size / 256))).slice(0, size);
+}
+
+/**
+ * An object whose JSON is about `size` bytes: a 4-field object at 64 B, else
+ * { id, rows } with as many 20-field records (~480 B of JSON each) as fit.
+ */
+function sweepObject(size, k) {
+  if (size < 480) return { id: k, name: `item-${k}`, ok: k % 2 === 0, price: 19.5 + k };
+  const rows = [];
+  const n = Math.max(1, Math.round(size / 490));
+  for (let i = 0; i < n; i++) rows.push(makeObject(k * 1000 + i));
+  return { id: k, rows };
+}
+
+/**
+ * One cell of the sweep: { kind, size, bytes (JSON size for objects), values,
+ * check(result, k) -> null | what is wrong }. An object result is checked in
+ * full every 8th call and by its id and row count otherwise, so that checking
+ * a 4 MiB object does not dominate the host's time; strings and bytes always
+ * in full (a memcmp).
+ */
+export function makeSweepCell(kind, size) {
+  const nv = sweepVariants(size);
+  if (kind === "string") {
+    const values = Array.from({ length: nv }, (_, k) => sweepString(size, k));
+    return {
+      kind,
+      size,
+      bytes: size,
+      values,
+      check: (r, k) => (r === values[k] ? null : `expected string variant ${k} (${size} chars), got ${describe(r)}`),
+    };
+  }
+  if (kind === "u8") {
+    const values = Array.from({ length: nv }, (_, k) => fillBytes(new Uint8Array(size), k + 1));
+    const bufs = values.map((u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
+    return {
+      kind,
+      size,
+      bytes: size,
+      values,
+      check: (r, k) => {
+        if (!isU8(r) || r.byteLength !== size) return `expected a ${size}-byte Uint8Array, got ${describe(r)}`;
+        if (!Buffer.from(r.buffer, r.byteOffset, r.byteLength).equals(bufs[k]))
+          return `the bytes differ from variant ${k}`;
+        return null;
+      },
+    };
+  }
+  if (kind === "object") {
+    const values = Array.from({ length: nv }, (_, k) => sweepObject(size, k));
+    const bytes = Buffer.byteLength(JSON.stringify(values[0]));
+    let n = 0;
+    return {
+      kind,
+      size,
+      bytes,
+      values,
+      check: (r, k) => {
+        const full = (n++ & 7) === 0 || !values[k].rows;
+        if (full) return deepEqual(r, values[k]) ? null : `expected object variant ${k}, got ${describe(r)}`;
+        return r &&
+          r.id === k &&
+          Array.isArray(r.rows) &&
+          r.rows.length === values[k].rows.length &&
+          deepEqual(r.rows[r.rows.length - 1], values[k].rows[r.rows.length - 1])
+          ? null
+          : `expected object variant ${k}, got ${describe(r)}`;
+      },
+    };
+  }
+  throw new RangeError(`unknown payload kind ${kind}`);
+}
+
+/**
+ * Calls in flight for a cell: 1,000 for small values (as the tiny-call
+ * table), fewer for large ones so that the values in flight stay near
+ * 16 MiB (1,000 x 4 MiB would need 4 GB in every pool).
+ */
+export const windowFor = (size, window) => Math.max(4, Math.min(window, Math.floor((16 << 20) / size)));

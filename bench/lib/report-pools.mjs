@@ -35,32 +35,40 @@ function runPoolAdapter(pool) {
   };
 }
 
+/**
+ * knitting-native from the checkout at `root` (a URL ending in "/"): its
+ * index.mjs and bench/tasks.mjs. The payload sweep's --payload-baseline
+ * loads another checkout (an earlier commit) this way, for a before/after
+ * ratio measured in one run.
+ */
+export async function loadKnitting(root) {
+  const entry = new URL("index.mjs", root);
+  if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
+  let mod, tasks;
+  try {
+    mod = await import(entry.href);
+    tasks = await import(new URL("bench/tasks.mjs", root).href);
+  } catch (err) {
+    throw new LoadError(firstLines(err.message, 4), err);
+  }
+  if (typeof mod.createPool !== "function") throw new LoadError("index.mjs exports no createPool");
+  return (threads) => {
+    const pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo, spin: tasks.spin });
+    const call = pool.call;
+    return {
+      add: (a, b) => call.add([a, b]),
+      echo: (v) => call.echo(v),
+      spin: (i, ms) => call.spin([i, ms]),
+      close: () => pool.shutdown(),
+    };
+  };
+}
+
 export const REPORT_POOLS = [
   {
     key: "knitting",
     label: "knitting-native",
-    async load() {
-      const entry = new URL("index.mjs", ROOT);
-      if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
-      let mod, tasks;
-      try {
-        mod = await import(entry.href);
-        tasks = await import("../tasks.mjs");
-      } catch (err) {
-        throw new LoadError(firstLines(err.message, 4), err);
-      }
-      if (typeof mod.createPool !== "function") throw new LoadError("index.mjs exports no createPool");
-      return (threads) => {
-        const pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo, spin: tasks.spin });
-        const call = pool.call;
-        return {
-          add: (a, b) => call.add([a, b]),
-          echo: (v) => call.echo(v),
-          spin: (i, ms) => call.spin([i, ms]),
-          close: () => pool.shutdown(),
-        };
-      };
-    },
+    load: () => loadKnitting(ROOT),
   },
   {
     key: "raw",

@@ -97,8 +97,15 @@ async function shedJob(job, phase, result, fail) {
     result.noise = fl.stop();
     const [p50, p99] = latencies.length ? percentiles(latencies, [50, 99]) : [NaN, NaN];
     Object.assign(result, {
-      offered, shed, otherErrors, answered: latencies.length, peakQueue, wallMs,
-      p50, p99, max: latencies.length ? Math.max(...latencies) : NaN,
+      offered,
+      shed,
+      otherErrors,
+      answered: latencies.length,
+      peakQueue,
+      wallMs,
+      p50,
+      p99,
+      max: latencies.length ? Math.max(...latencies) : NaN,
     });
     if (otherErrors > 0) fail("error", `${otherErrors} calls failed with another error than KNT_QUEUE_FULL`);
   } catch (err) {

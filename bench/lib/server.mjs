@@ -38,7 +38,10 @@ export async function runServer(sc) {
   const failed = [];
   const run = async (job, label) => {
     process.stderr.write(`bench: server: ${label}\n`);
-    const r = await superviseChild(CHILD, [JSON.stringify({ ...job, cfg: sc })], label, watch, (how) => ({ status: "error", error: how }));
+    const r = await superviseChild(CHILD, [JSON.stringify({ ...job, cfg: sc })], label, watch, (how) => ({
+      status: "error",
+      error: how,
+    }));
     if (r.status !== "ok") failed.push(`server ${label}: ${r.error}`);
     return r;
   };
@@ -57,21 +60,41 @@ export async function runServer(sc) {
   const load = (rs) => median(rs.map((r) => r.noise?.foreignCores).filter(Number.isFinite));
   const lines = [];
   lines.push("");
-  lines.push(`server: pool statistics, ${fmtInt(sc.calls)} x add([i, 1]) with ${fmtInt(sc.window)} in flight, ${sc.threads} threads; ` +
-    `medians of ${sc.reps} rep(s), the two sides taking turns`);
+  lines.push(
+    `server: pool statistics, ${fmtInt(sc.calls)} x add([i, 1]) with ${fmtInt(sc.window)} in flight, ` +
+      `${sc.threads} threads; ` +
+      `medians of ${sc.reps} rep(s), the two sides taking turns`,
+  );
   const ratio = rate(on) / rate(off);
-  lines.push(renderTable(
-    [["stats", "calls/s", "per rep", "other load (cores)"]],
-    [
-      ["off (default)", fmtInt(rate(off)), off.map((r) => fmtInt(r.callsPerSec)).join(", "), load(off)?.toFixed(2) ?? "-"],
-      ["on (stats: true)", fmtInt(rate(on)), on.map((r) => fmtInt(r.callsPerSec)).join(", "), load(on)?.toFixed(2) ?? "-"],
-    ],
-  ));
-  lines.push(`  on/off: ${Number.isFinite(ratio) ? ratio.toFixed(3) : "-"} (${Number.isFinite(ratio) ? ((1 - ratio) * 100).toFixed(1) : "-"}% slower with stats on)`);
+  lines.push(
+    renderTable(
+      [["stats", "calls/s", "per rep", "other load (cores)"]],
+      [
+        [
+          "off (default)",
+          fmtInt(rate(off)),
+          off.map((r) => fmtInt(r.callsPerSec)).join(", "),
+          load(off)?.toFixed(2) ?? "-",
+        ],
+        [
+          "on (stats: true)",
+          fmtInt(rate(on)),
+          on.map((r) => fmtInt(r.callsPerSec)).join(", "),
+          load(on)?.toFixed(2) ?? "-",
+        ],
+      ],
+    ),
+  );
+  const known = Number.isFinite(ratio);
+  const slower = known ? ((1 - ratio) * 100).toFixed(1) : "-";
+  lines.push(`  on/off: ${known ? ratio.toFixed(3) : "-"} (${slower}% slower with stats on)`);
 
   lines.push("");
-  lines.push(`server: HTTP-style, ${fmtInt(sc.rate)} requests/s for ${sc.durationMs / 1000} s (1.5x what ${sc.threads} workers serve), ` +
-    `each a ${sc.serviceMs} ms busy call; latency from arrival to answer of the requests not shed`);
+  lines.push(
+    `server: HTTP-style, ${fmtInt(sc.rate)} requests/s for ${sc.durationMs / 1000} s ` +
+      `(1.5x what ${sc.threads} workers serve), ` +
+      `each a ${sc.serviceMs} ms busy call; latency from arrival to answer of the requests not shed`,
+  );
   const rows = [];
   for (const maxQueue of sc.queues) {
     const r = await run({ kind: "shed", maxQueue }, `maxQueue ${maxQueue === null ? "none" : maxQueue}`);
@@ -80,9 +103,20 @@ export async function runServer(sc) {
       rows.push([name, "FAILED", "", "", "", "", ""]);
       continue;
     }
-    rows.push([name, fmtInt(r.offered), `${fmtInt(r.shed)} (${((100 * r.shed) / r.offered).toFixed(0)}%)`, fmtInt(r.peakQueue),
-      fmtMs(r.p50), fmtMs(r.p99), r.noise ? r.noise.foreignCores.toFixed(2) : "-"]);
+    rows.push([
+      name,
+      fmtInt(r.offered),
+      `${fmtInt(r.shed)} (${((100 * r.shed) / r.offered).toFixed(0)}%)`,
+      fmtInt(r.peakQueue),
+      fmtMs(r.p50),
+      fmtMs(r.p99),
+      r.noise ? r.noise.foreignCores.toFixed(2) : "-",
+    ]);
   }
   lines.push(renderTable([["maxQueue", "requests", "shed", "peak queue", "p50 ms", "p99 ms", "other load"]], rows));
-  return { lines, failed, json: { statsOn: on.map((r) => r.callsPerSec), statsOff: off.map((r) => r.callsPerSec), ratio } };
+  return {
+    lines,
+    failed,
+    json: { statsOn: on.map((r) => r.callsPerSec), statsOff: off.map((r) => r.callsPerSec), ratio },
+  };
 }

@@ -109,6 +109,7 @@ export function renderChart(spec) {
   const out = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
     `font-family="${FONT}" font-size="12">`);
+  out.push(`<title>${esc(spec.title)}</title>`); // the chart's text alternative
   out.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${margin}" y="30" font-size="19" font-weight="bold" fill="#222">${esc(spec.title)}</text>`);
   if (spec.subtitle) out.push(`<text x="${margin}" y="50" font-size="12" fill="#555">${esc(spec.subtitle)}</text>`);

@@ -241,7 +241,22 @@ type _workerKeys = Assert<
     | "maxMemoryBeforeRecycle"
   >
 >;
-type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug" | "host" | "balancer" | "inliner" | "permission" | "maxQueue" | "stats">>;
+type _poolKeys = Assert<
+  Equal<
+    keyof PoolOptions,
+    | "threads"
+    | "payload"
+    | "worker"
+    | "abortSignalCapacity"
+    | "debug"
+    | "host"
+    | "balancer"
+    | "inliner"
+    | "permission"
+    | "maxQueue"
+    | "stats"
+  >
+>;
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;
 
 // Timeouts as values.

@@ -3,7 +3,12 @@ import { createPool, type PoolStats, type WorkerExitEvent, type PoolOptions } fr
 import { add } from "./tasks.mjs";
 import type { Assert, Equal } from "./equal.mjs";
 
-const options: PoolOptions = { threads: 2, maxQueue: "auto", stats: true, worker: { maxCallsBeforeRecycle: 1000, maxMemoryBeforeRecycle: 256 * 1024 * 1024 } };
+const options: PoolOptions = {
+  threads: 2,
+  maxQueue: "auto",
+  stats: true,
+  worker: { maxCallsBeforeRecycle: 1000, maxMemoryBeforeRecycle: 256 * 1024 * 1024 },
+};
 const pool = createPool({ ...options, maxQueue: 100 })({ add });
 const size: number = pool.queueSize;
 const full: boolean = pool.needsDrain;
@@ -15,10 +20,12 @@ const p99: number | undefined = s.runTime?.p99;
 const busy: number | undefined = s.workers?.[0]?.recentUtilization;
 void p99;
 void busy;
-pool.on("drain", () => {}).on("workerExit", (e) => {
-  type _event = Assert<Equal<typeof e, WorkerExitEvent>>;
-  if (e.reason === "recycle") console.log(e.index, e.recycle);
-});
+pool
+  .on("drain", () => {})
+  .on("workerExit", (e) => {
+    type _event = Assert<Equal<typeof e, WorkerExitEvent>>;
+    if (e.reason === "recycle") console.log(e.index, e.recycle);
+  });
 pool.once("workerCreate", (e) => console.log(e.index, e.threadId ?? e.pid));
 // @ts-expect-error: no such event
 pool.on("drained", () => {});

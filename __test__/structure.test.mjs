@@ -1,0 +1,80 @@
+// The shape of lib/ that keeps it readable: no import cycle, no file past
+// ~500 lines, and one module (lib/slot.js) that knows a slot's header words.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, existsSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const LIB = join(dirname(fileURLToPath(import.meta.url)), "..", "lib");
+const files = readdirSync(LIB, { recursive: true })
+  .filter((f) => f.endsWith(".js"))
+  .map((f) => f.split("\\").join("/"));
+const source = (f) => readFileSync(join(LIB, f), "utf8");
+
+/** The lib/ modules `file` requires, as paths relative to lib/. */
+function requiresOf(file) {
+  const out = [];
+  for (const m of source(file).matchAll(/require\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g)) {
+    const target = join(dirname(file), m[1]).split("\\").join("/");
+    if (files.includes(target)) out.push(target);
+  }
+  return out;
+}
+
+test("lib/ has no import cycle (a lazy require counts too)", () => {
+  assert.ok(files.length > 20, `found lib/ modules: ${files.length}`);
+  const graph = new Map(files.map((f) => [f, requiresOf(f)]));
+  assert.ok(graph.get("index.js").includes("pool.js"), "the scan sees index.js's requires");
+  const state = new Map(); // 1: on the current path, 2: done
+  const path = [];
+  const visit = (f) => {
+    if (state.get(f) === 2) return;
+    if (state.get(f) === 1) assert.fail(`import cycle: ${[...path.slice(path.indexOf(f)), f].join(" -> ")}`);
+    state.set(f, 1);
+    path.push(f);
+    for (const next of graph.get(f)) visit(next);
+    path.pop();
+    state.set(f, 2);
+  };
+  for (const f of files) visit(f);
+});
+
+// The encoder and the decoder are each one hot-path unit (the encoder one class whose
+// methods call each other per value): they are the exceptions, and only while they are
+// still that long.
+const LONG_FOR_NOW = new Set(["codec/encode.js", "codec/decode.js"]);
+const MAX_LINES = 520;
+
+test(`no lib/ file is over ${MAX_LINES} lines`, () => {
+  for (const f of files) {
+    const lines = source(f).split("\n").length;
+    if (LONG_FOR_NOW.has(f)) continue;
+    assert.ok(lines <= MAX_LINES, `lib/${f} has ${lines} lines`);
+  }
+  for (const f of LONG_FOR_NOW) {
+    if (existsSync(join(LIB, f))) {
+      assert.ok(source(f).split("\n").length > MAX_LINES, `lib/${f} is short now: drop it from LONG_FOR_NOW`);
+    }
+  }
+});
+
+test("only lib/slot.js names a slot's header words", () => {
+  const headerWords = /slotWord(Task|Call|Len|Ext|Signal|Started|Owner)\b/;
+  // A slot's word addressed by a literal offset: `i32[w + 3]`, `slotWord(i) + 5`.
+  const literalOffset = /i32\[[^\]]*\+\s*\d+\s*\]|slotWord\([^)]*\)\s*\+\s*\d/;
+  let checked = 0;
+  for (const f of files) {
+    if (f === "slot.js") continue;
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        checked++;
+        assert.doesNotMatch(line, headerWords, `lib/${f}:${i + 1} names a header word: ${line.trim()}`);
+        assert.doesNotMatch(line, literalOffset, `lib/${f}:${i + 1} adds a literal to a slot's word: ${line.trim()}`);
+      });
+  }
+  assert.ok(checked > 1000, `lines checked: ${checked}`);
+  assert.match(source("slot.js"), /L\.slotWordStarted/, "slot.js takes the words from Rust's layout()");
+});
