@@ -179,6 +179,7 @@ const callMethods = {
       return;
     }
     this.queue.push(call);
+    if (this.elastic !== null) this.scheduleFlush(); // the flush starts workers for waiting calls (elastic.js)
   },
 
   /** A call whose argument is a promise: submitted once it resolves. */

@@ -129,6 +129,7 @@ const slotMethods = {
   flush() {
     this.flushQueued = false;
     this.topology.flush();
+    if (this.elastic !== null) this.elastic.grow(); // once per burst: more workers while calls wait
     // A worker parked for room must start the calls just published: their
     // arguments hold room only it can free (payload.js).
     this.payload.nudge();

@@ -4,6 +4,7 @@
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
 const server = require("./server-options.js");
+const { resolveElastic, ELASTIC_KEYS } = require("./elastic-options.js");
 const {
   optionError,
   describe,
@@ -427,6 +428,7 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
       "inliner",
       "permission",
       ...server.SERVER_KEYS,
+      ...ELASTIC_KEYS,
     ],
     "",
   );
@@ -438,8 +440,10 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
       `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`,
     );
   }
-  const threads =
-    options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
+  const given = options.threads === undefined ? undefined : integerIn(options.threads, "threads", minThreads, maxLanes);
+  // minThreads/maxThreads: shared memory for maxThreads workers (elastic-options.js).
+  const sizing = resolveElastic(options, given, maxLanes, given === undefined ? defaultThreads() : given);
+  const threads = sizing !== null ? sizing.maxThreads : given === undefined ? defaultThreads() : given;
   const debug = resolveDebug(options.debug);
   const resolved = resolvePayload(options.payload === undefined ? {} : options.payload);
   const abortSignalCapacity =
@@ -448,6 +452,13 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
       : integerIn(options.abortSignalCapacity, "abortSignalCapacity", 0, maxAbortSlots);
   const worker = resolveWorker(options.worker, env);
   const host = resolveHost(options.host);
+  if (sizing !== null && host.steal === true && threads > MAX_STEAL_CLAIMANTS) {
+    throw optionError(
+      RangeError,
+      `knitting-native: maxThreads ${threads} with host.steal: true: the stealing region holds at most ` +
+        `${MAX_STEAL_CLAIMANTS} claimants (its shared memory is sized for maxThreads up front)`,
+    );
+  }
   const balancer = resolveBalancer(options.balancer);
   const inliner = resolveInliner(options.inliner);
   const topology = resolveTopology({ threads, host, balancer, inliner, worker }, env);
@@ -457,6 +468,8 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatcher(env);
   return {
     threads,
+    // null: a fixed size; else workers come and go between minThreads and maxThreads (= threads).
+    elastic: sizing === null || sizing.minThreads === sizing.maxThreads ? null : sizing,
     maxQueue: server.resolveMaxQueue(options.maxQueue, threads, optionError, describe),
     stats: server.resolveStats(options.stats, optionError, describe),
     debug,

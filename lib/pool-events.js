@@ -5,7 +5,8 @@
 //   creation, or to replace one);
 // - "workerExit" { index, threadId, pid, code, signal, reason, error }: a
 //   worker ended; `reason` is "shutdown", "recycle" (recycle: "calls" or
-//   "memory"), "hardTimeout", "startFailed" or "crash".
+//   "memory"), "idle" (an elastic pool shrinking, elastic.js),
+//   "hardTimeout", "startFailed" or "crash".
 // Listeners run after the pool has finished reacting (a microtask later):
 // a listener that throws, or makes or shuts down calls, cannot leave the
 // pool half-updated. So listeners added right after createPool() also hear
@@ -48,7 +49,7 @@ class PoolEvents {
       code,
       signal: signal || null,
       reason,
-      recycle: recycle === null ? undefined : recycle,
+      recycle: recycle === null || recycle === "idle" ? undefined : recycle,
       error: error === null ? undefined : error,
     });
   }
@@ -75,6 +76,7 @@ class PoolEvents {
 
 /** Why a worker exited, from what the pool knows at its exit. */
 function exitReason(pool, lane, recycled) {
+  if (recycled === "idle") return "idle";
   if (recycled !== null) return "recycle";
   if (pool.killedFor[lane] !== null) return "hardTimeout"; // even if it ends after shutdown began
   if (pool.isClosed()) return "shutdown";

@@ -36,6 +36,7 @@ const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
 const { QueueLimit } = require("./queue-limit.js");
 const { PoolStats } = require("./stats.js");
 const { Recycler } = require("./recycle.js");
+const { Elastic } = require("./elastic.js");
 const { PoolEvents, exitReason } = require("./pool-events.js");
 const { serverApi } = require("./server-api.js");
 
@@ -119,8 +120,10 @@ class Pool {
     // How the host wakes a worker parked on a word: the runtime's way.
     this.topology = new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index));
     this.workers = new Array(threads).fill(null);
-    // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js).
-    this.recycle = options.worker.recycle === null ? null : new Recycler(this);
+    // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js); an
+    // elastic pool's idle workers leave the same way (elastic.js).
+    this.recycle = options.worker.recycle === null && options.elastic === null ? null : new Recycler(this);
+    this.elastic = options.elastic === null ? null : new Elastic(this, options.elastic);
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
     this.started = new Array(threads).fill(null);
@@ -152,7 +155,8 @@ class Pool {
       this.debug("lifecycle", `created: ${threads} workers, tasks ${tasks}; ${this.topology.describe()}`);
     }
     try {
-      for (let i = 0; i < threads; i++) this.spawn(i);
+      if (this.elastic !== null) this.elastic.start();
+      else for (let i = 0; i < threads; i++) this.spawn(i);
     } catch (err) {
       // Nothing may outlive a pool that failed to start: no waiter thread,
       // no worker, no held region.
@@ -217,7 +221,7 @@ class Pool {
         this.everReady[lane] = true;
         this.startup.ready(lane);
         if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
-        if (this.ready.every(Boolean)) this.readyResolve();
+        if (this.ready.every((r, i) => r || (this.elastic !== null && this.elastic.isAbsent(i)))) this.readyResolve();
         this.updateStarting();
       } else if (msg && msg.type === "init-error") {
         markStarted();
@@ -243,10 +247,12 @@ class Pool {
       markStarted();
       // A worker replaced for worker.maxCallsBeforeRecycle/maxMemoryBeforeRecycle (recycle.js).
       const recycled = this.recycle === null ? null : this.recycle.exited(lane, worker, code);
+      // An elastic pool's worker told to leave: not replaced, whatever ended it (elastic.js).
+      const left = this.elastic !== null && this.workers[lane] === worker && this.elastic.exited(lane);
       this.events.workerExited(lane, worker, code, signal, exitReason(this, lane, recycled), recycled, reported);
       if (this.debug) {
         const how = signal ? `signal ${signal}` : `code ${code}`;
-        const why = recycled !== null ? ` (recycled: ${recycled} limit)` : "";
+        const why = recycled !== null ? ` (${recycled === "idle" ? "idle" : `recycled: ${recycled} limit`})` : "";
         this.debug("lifecycle", `worker ${lane} (${label}) exited with ${how}${why}`);
       }
       if (this.workers[lane] !== worker) return;
@@ -287,7 +293,10 @@ class Pool {
         this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
-      if (this.failure === null) {
+      if (left) {
+        // The lane stays empty; calls it gave back may start a worker again.
+        if (again.length > 0) this.elastic.grow();
+      } else if (this.failure === null) {
         // Its own death, soon after starting, may be a crash loop: startup.js
         // starts the replacement, backing off when it is.
         if (killed || ranCall) this.spawn(lane);
@@ -384,6 +393,7 @@ class Pool {
     this.rejectAll(shutdownError());
     this.readyReject(shutdownError());
     this.loop.close();
+    if (this.elastic !== null) this.elastic.close();
     const exits = this.workers.map((worker, lane) => {
       if (worker === null) return undefined;
       // A worker thread terminated while Node is still reading its modules

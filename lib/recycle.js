@@ -16,11 +16,22 @@
 // replacement starts at once, outside the crash-loop back-off (startup.js).
 
 /** Exit codes of a worker that recycles itself, by reason (EX_TEMPFAIL and the next). */
-const RECYCLE_EXIT_CODES = Object.freeze({ calls: 75, memory: 76 });
+// "idle": an elastic pool's worker told to leave (elastic.js); it is not replaced.
+const RECYCLE_EXIT_CODES = Object.freeze({ calls: 75, memory: 76, idle: 77 });
 const REASON_BY_CODE = new Map(Object.entries(RECYCLE_EXIT_CODES).map(([reason, code]) => [code, reason]));
 
 const WAITING = 1; // asked to recycle; the lane is left to empty
 const TERMINATING = 2; // empty: terminate() was called
+
+/**
+ * Whether a leaving worker's lane is empty, so the worker may be ended: the
+ * host holds no call in it (placed, running, or answered and not yet
+ * drained). The lane protocol's model (__test__/model/lane-model.mjs) runs
+ * this rule for its leave steps.
+ */
+function laneEmptied(hostLane) {
+  return hostLane.inFlight === 0;
+}
 
 class Recycler {
   /** `pool`: its workers and topology (host-lanes.js: the lanes, and the balancer's choices). */
@@ -45,14 +56,10 @@ class Recycler {
       return;
     this.state[lane] = WAITING;
     this.worker[lane] = worker;
-    this.reason[lane] = reason === "memory" ? "memory" : "calls";
+    this.reason[lane] = reason === "memory" || reason === "idle" ? reason : "calls";
     this.waiting++;
     pool.topology.workersChanged();
-    if (pool.debug)
-      pool.debug(
-        "lifecycle",
-        `worker ${lane} reached its ${this.reason[lane]} limit: recycling it once its lane is empty`,
-      );
+    if (pool.debug) pool.debug("lifecycle", `worker ${lane} leaves (${this.reason[lane]}) once its lane is empty`);
     this.check();
   }
 
@@ -60,7 +67,7 @@ class Recycler {
   check() {
     const pool = this.pool;
     for (let lane = 0; lane < this.state.length && this.waiting !== 0; lane++) {
-      if (this.state[lane] !== WAITING || pool.topology.lanes[lane].inFlight !== 0) continue;
+      if (this.state[lane] !== WAITING || !laneEmptied(pool.topology.lanes[lane])) continue;
       this.state[lane] = TERMINATING;
       this.waiting--;
       this.worker[lane].terminate();
@@ -89,4 +96,4 @@ class Recycler {
   }
 }
 
-module.exports = { Recycler, RECYCLE_EXIT_CODES };
+module.exports = { Recycler, RECYCLE_EXIT_CODES, laneEmptied };

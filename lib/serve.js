@@ -89,6 +89,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js).
   const recycle = setup.recycle ? new WorkerRecycle(setup.recycle) : null;
   let recycleAsked = false;
+  // An elastic pool's host told this idle worker to leave (elastic.js): it
+  // goes once it holds no call, by the same rule as a recycle.
+  let leaveDue = false;
 
   /** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
   async function runBootstrap() {
@@ -290,13 +293,13 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
           respond(slot, STATUS_VALUE, value);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
-          if (recycle !== null) callEnded();
+          if (recycle !== null || leaveDue) callEnded();
         },
         (err) => {
           respond(slot, STATUS_THROWN, err);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
-          if (recycle !== null) callEnded();
+          if (recycle !== null || leaveDue) callEnded();
         },
       );
       if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
@@ -309,7 +312,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** After a sync call: starting it freed its argument's room; the port publishes next. */
   function answered() {
     if (waiting.size !== 0) waiting.retry();
-    if (recycle !== null) callEnded();
+    if (recycle !== null || leaveDue) callEnded();
     return false;
   }
 
@@ -319,8 +322,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
    * once; serve-steal.js: exit as soon as this worker holds no call).
    */
   function callEnded() {
-    const reason = recycle.callEnded();
-    if (reason === null) return;
+    const limit = recycle === null ? null : recycle.callEnded();
+    if (limit === null && !leaveDue) return;
+    // Told to leave: the host replaces no worker that leaves for "idle".
+    const reason = leaveDue ? "idle" : limit;
     mode.leave(waiting.size, {
       ask() {
         if (recycleAsked) return;
@@ -329,6 +334,16 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       },
       exit: () => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
     });
+  }
+
+  /**
+   * The host's "leave" message (work stealing, elastic.js): leave now if
+   * this worker holds no call, else at the end of the call that empties it.
+   */
+  function leave() {
+    if (leaveDue) return;
+    leaveDue = true;
+    if (table !== null) callEnded();
   }
 
   runBootstrap()
@@ -349,6 +364,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         });
       },
     );
+  return { leave };
 }
 
 module.exports = { serveLane };

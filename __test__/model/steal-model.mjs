@@ -29,6 +29,13 @@
 //   claimant while calls are in flight.
 // - Joining: a worker named in `late` is not started at first; a host move
 //   starts it whenever (a claimant joining while calls are in flight).
+// - Idle leaving (an elastic pool shrinking, lib/elastic.js): the host may
+//   tell a worker named in `mayIdleLeave` to leave (a host move that queues
+//   a "leave" message), whatever the worker is doing; the worker reads it
+//   at any turn of its event loop (parked, between callbacks, with calls
+//   arriving meanwhile) and leaves by the same rule, or, holding an async
+//   call, at the end of a call once it holds none. The host takes it back;
+//   with `respawn` a new claimant joins in its place (the pool growing).
 //
 // # What is checked
 // In steps: the host writes only a slot no worker holds; a worker runs only
@@ -68,6 +75,7 @@ export class StealModel {
       cores: 2,
       mayDie: [],
       mayLeave: [],
+      mayIdleLeave: [],
       late: [],
       leaveRule: leaveWhenEmpty,
       respawn: false,
@@ -187,12 +195,23 @@ export class StealModel {
     return false;
   }
 
-  /** The end of a call: a worker in `mayLeave` may try to leave (serve.js's callEnded). */
+  /**
+   * The end of a call: a worker told to leave leaves once it holds no call;
+   * one in `mayLeave` may try to (serve.js's callEnded).
+   */
   mayLeave(w) {
-    if (!this.c.mayLeave.includes(w) || this.ghost.died[w] !== 0) return;
-    if (choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
+    if (this.ghost.died[w] !== 0) return;
+    if (!localEffect(() => this.ghost.due[w])) {
+      if (!this.c.mayLeave.includes(w)) return;
+      if (choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
+    }
+    this.leave(w);
+  }
+
+  /** The shipped leave rule; true if the worker left. */
+  leave(w) {
     const p = this.workers[w];
-    this.c.leaveRule(p.obj, 0, () =>
+    return this.c.leaveRule(p.obj, 0, () =>
       effect(`worker ${w} leaves`, () => {
         this.ghost.died[w] = 1;
         this.ghost.left[w] = true;
@@ -200,6 +219,12 @@ export class StealModel {
         throw STUCK;
       }),
     );
+  }
+
+  /** The host's "leave" message read by the worker between callbacks (serve.js's leave()). */
+  idleLeave(w) {
+    localEffect(() => void (this.ghost.due[w] = true));
+    this.leave(w);
   }
 
   answer(w, slot) {
@@ -250,6 +275,8 @@ export class StealModel {
       calls: this.c.calls.map(() => ({ st: "new", by: -1 })),
       died: new Array(this.c.workers).fill(0), // 0 alive, 1 dead, 2 taken back, 3 replaced
       left: new Array(this.c.workers).fill(false), // died by leaving (mayLeave)
+      told: new Array(this.c.workers).fill(false), // the host told it to leave (mayIdleLeave)
+      due: new Array(this.c.workers).fill(false), // it read that message: it leaves once it holds no call
     };
     this.host = this.makeHost();
     this.hostBase = baseOf(this.host);
@@ -299,7 +326,7 @@ export class StealModel {
     for (let i = 0; i < state.m.length; i += 2) this.mem[state.m[i]] = state.m[i + 1];
     // Moves change the ghost in place and replace the rest: copy the ghost.
     const g = state.g;
-    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice(), left: g.left.slice() };
+    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice(), left: g.left.slice(), told: g.told.slice(), due: g.due.slice() };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
     this.workers = state.w.map((p) => ({ status: p.s, obj: null, priv: p.p, op: p.o, events: p.e.slice(), waiter: p.x, stuckOn: p.k }));
@@ -315,7 +342,9 @@ export class StealModel {
           ? () => ops.takeBack(Number(name.slice(8)))
           : name.startsWith("join")
             ? () => ops.join(Number(name.slice(4)))
-            : ops[name];
+            : name.startsWith("tell")
+              ? () => ops.tell(Number(name.slice(4)))
+              : ops[name];
         const hs = this.hostState;
         const op = hs.op || { name, log: [] };
         restore(this.host, hs.priv, this.hostBase);
@@ -367,6 +396,7 @@ export class StealModel {
         pump();
         effect(`worker ${w} taken back`, () => {
           g.left[w] = false;
+          g.due[w] = false;
           // 2: gone for good; 3: replaced (the replacement does not die).
           g.died[w] = this.c.respawn ? 3 : 2;
           if (this.c.respawn) {
@@ -379,6 +409,13 @@ export class StealModel {
             p.waiter = null;
             p.stuckOn = -1;
           }
+        });
+      },
+      // An idle worker is told to leave (elastic.js): a message it reads between callbacks.
+      tell: (w) => {
+        effect(`host tells worker ${w} to leave`, () => {
+          g.told[w] = true;
+          this.workers[w].events.push("leave");
         });
       },
       // A claimant joins (an elastic pool's new worker): it starts now.
@@ -442,6 +479,7 @@ export class StealModel {
     if (ev === "turn") return p.obj.turn();
     if (ev === "start" || ev === "serve") return true;
     if (ev === "woke") p.obj.woke();
+    else if (ev === "leave") this.idleLeave(w);
     else {
       const slot = Number(ev.slice("async:".length));
       this.answer(w, slot);
@@ -469,6 +507,9 @@ export class StealModel {
       for (let w = 0; w < this.c.workers; w++) {
         if (g.died[w] === 1) out.push(this.hostMove(`takeBack${w}`));
         if (this.workers[w].status === "absent") out.push(this.hostMove(`join${w}`));
+        if (this.c.mayIdleLeave.includes(w) && g.died[w] === 0 && !g.told[w] && this.workers[w].status === "alive") {
+          out.push(this.hostMove(`tell${w}`));
+        }
       }
     }
     for (let w = 0; w < this.c.workers; w++) {
