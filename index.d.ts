@@ -328,9 +328,11 @@ export interface WorkerExitEvent extends WorkerCreateEvent {
    * (`recycle` says which) and was replaced. `"hardTimeout"`: terminated
    * for `worker.hardTimeoutMs`. `"startFailed"`: it died while loading its
    * modules. `"crash"`: it ended on its own (an uncaught error,
-   * `process.exit()`, out of memory); it is replaced.
+   * `process.exit()`, out of memory); it is replaced. `"idle"`: an elastic
+   * pool's worker beyond `minThreads` left after `idleTimeout` ms without a
+   * call; it is not replaced (the pool starts one again when calls wait).
    */
-  reason: "shutdown" | "recycle" | "hardTimeout" | "startFailed" | "crash";
+  reason: "shutdown" | "recycle" | "idle" | "hardTimeout" | "startFailed" | "crash";
   /** With reason `"recycle"`: which limit. */
   recycle?: "calls" | "memory";
   /** The error the worker reported, if any. */
@@ -728,10 +730,35 @@ export interface InlinerOptions {
 export interface PoolOptions {
   /**
    * Number of worker threads: an integer from 1 to 1024, or 0 with
-   * `inliner` (the host's inline lane is then the only lane).
+   * `inliner` (the host's inline lane is then the only lane). A fixed size:
+   * the shorthand for `minThreads` = `maxThreads` = `threads`; given with
+   * either, they must agree (else a `RangeError`, `KNT_INVALID_OPTION`).
    * @default os.availableParallelism() - 1, and at least 1
    */
   threads?: number;
+  /**
+   * An elastic pool's smallest size (an integer from 1 to 1024): the
+   * workers it starts with and never shrinks below. Giving `minThreads` or
+   * `maxThreads` makes the pool elastic.
+   * @default 1
+   */
+  minThreads?: number;
+  /**
+   * An elastic pool's largest size (an integer from `minThreads` to 1024;
+   * with `host: { steal: true }` at most the stealing region's claimant
+   * limit). Shared memory is sized for it up front. While more calls wait
+   * than the running workers run, the pool starts workers up to it.
+   * @default max(minThreads, os.availableParallelism() - 1)
+   */
+  maxThreads?: number;
+  /**
+   * Milliseconds (an integer from 0 to 2^31 - 1) an elastic pool's worker
+   * beyond `minThreads` may go without a call before it leaves (it first
+   * finishes what it holds; `"workerExit"` with reason `"idle"`). Only with
+   * `minThreads` or `maxThreads`.
+   * @default 10000
+   */
+  idleTimeout?: number;
   /** Sizes of the shared payload region; see {@link PayloadOptions}. */
   payload?: PayloadOptions;
   /** How each worker is started, watched and stopped; see {@link WorkerOptions}. */

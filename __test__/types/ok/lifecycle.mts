@@ -255,6 +255,9 @@ type _poolKeys = Assert<
     | "permission"
     | "maxQueue"
     | "stats"
+    | "minThreads"
+    | "maxThreads"
+    | "idleTimeout"
   >
 >;
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;

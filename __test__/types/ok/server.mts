@@ -27,6 +27,13 @@ pool
     if (e.reason === "recycle") console.log(e.index, e.recycle);
   });
 pool.once("workerCreate", (e) => console.log(e.index, e.threadId ?? e.pid));
+// An elastic pool: between 1 and 4 workers, idle ones leave after 5 s.
+const elastic = createPool({ minThreads: 1, maxThreads: 4, idleTimeout: 5000 })({ add });
+elastic.on("workerExit", (e) => {
+  if (e.reason === "idle") console.log(`worker ${e.index} left`);
+});
+// @ts-expect-error: idleTimeout is a number of milliseconds
+createPool({ maxThreads: 4, idleTimeout: "5s" });
 // @ts-expect-error: no such event
 pool.on("drained", () => {});
 // @ts-expect-error: maxQueue is a number or "auto"
