@@ -248,7 +248,11 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     sleep: (index, value, wake) => sleep(index, value, wake),
     hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
-    resume: () => port.woke(),
+    resume: () => {
+      port.woke();
+      // Told to leave while answers waited for room: they are out now.
+      if (leaveDue && waiting.size === 0) callEnded();
+    },
   });
 
   /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
