@@ -25,12 +25,11 @@
 //
 // # Room
 // A chunk holds room while its writer keeps it, even with every sub-block
-// released. So a writer retires its chunk whenever room is short: before
-// it waits for room (PayloadRegion#tryAlloc), when it parks (workers), and
-// when a worker waits for room (the host, on its drain). Then, as before,
-// everything the region holds is freed while anything waits
-// (payload.js). A chunk whose writer died is lost (CHUNK_BYTES of room per
-// worker that died while holding one).
+// released. So its writer (the host: payload.js says why only the host
+// carves) retires it whenever room is short: before it waits for room
+// (PayloadRegion#tryAlloc), and when a worker waits for room (on its
+// drain). Then, as before, everything the region holds is freed while
+// anything waits.
 //
 // # Layout (every word read back is untrusted: task code can write any byte)
 // chunk + 0: REFS (i32); chunk + 4: MARK = chunk ^ CHUNK_MAGIC; then the

@@ -17,6 +17,7 @@ const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
+const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
@@ -228,6 +229,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       port.finish(slot);
     },
     flush: () => port.flush(),
+    ring: () => announce(i32, env),
     sleep: (index, value, wake) => sleep(index, value, wake),
     hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
