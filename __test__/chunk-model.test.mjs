@@ -39,9 +39,11 @@ for (const [name, config, atLeast] of [
 }
 
 test("chunk protocol, broken: the writer holds no reference of its own", () => {
-  caught(new ChunkModel({ sends: 3, readers: 2, pressures: 0, Chunks: chunkBroken.NoWriterReference }), /which was freed|freed while/);
+  const model = new ChunkModel({ sends: 3, readers: 2, pressures: 0, Chunks: chunkBroken.NoWriterReference });
+  caught(model, /which was freed|freed while/);
 });
 
 test("chunk protocol, broken: a release decrements with a load and a store", () => {
-  caught(new ChunkModel({ sends: 3, readers: 2, pressures: 1, Chunks: chunkBroken.PlainDecrement }), /never freed|freed twice|freed while/);
+  const model = new ChunkModel({ sends: 3, readers: 2, pressures: 1, Chunks: chunkBroken.PlainDecrement });
+  caught(model, /never freed|freed twice|freed while/);
 });

@@ -13,7 +13,12 @@ const { Encoder } = require("../lib/codec.js");
 
 const MIB = 1024 * 1024;
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise((_, reject) => {
+      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref();
+    }),
+  ]);
 
 /** The host's region and a worker's, over one buffer, with the host's allocator calls counted. */
 function pair(sab) {
@@ -29,7 +34,8 @@ function pair(sab) {
   return { host, worker, count };
 }
 
-const text = (n, seed) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join("");
+const text = (n, seed) =>
+  Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join("");
 
 test("1,000 small arguments cost a few allocator calls, not two each", () => {
   const { host, worker, count } = pair(new SharedArrayBuffer(4 * MIB, { maxByteLength: 16 * MIB }));
@@ -95,7 +101,8 @@ const modes = [
 for (const [name, options] of modes) {
   test(`${name}: a worker's answer that needs the room the host's chunk holds arrives`, async () => {
     const size = 2 * MIB;
-    const pool = createPool({ ...options, payload: { mode: "fixed", payloadMaxByteLength: size, maxPayloadBytes: size } })(t);
+    const payload = { mode: "fixed", payloadMaxByteLength: size, maxPayloadBytes: size };
+    const pool = createPool({ ...options, payload })(t);
     try {
       // The host now holds a chunk (its small arguments were carved from it).
       for (let i = 0; i < 5; i++) assert.equal(await pool.call.echo(text(1024, i)), text(1024, i));
