@@ -29,6 +29,8 @@ for (const [name, config, atLeast] of [
   // The writer may also retire early (room short), at any point.
   ["two readers, an early retire", { sends: 3, readers: 2, pressures: 1 }, 3000],
   ["two readers, four sends, an early retire", { sends: 4, readers: 2, pressures: 1 }, 5000],
+  // Every second sub-block comes back with an answer in it, released by the writer's side.
+  ["two readers, answers handed back", { sends: 3, readers: 2, pressures: 1, handBack: true }, 2000],
   ["one reader, four sends, two early retires", { sends: 4, readers: 1, pressures: 2 }, 2500],
 ]) {
   test(`chunk protocol: ${name}`, () => {

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as t from "./fixtures/room-tasks.mjs";
+import * as c from "./fixtures/chunk-tasks.mjs";
 
 const require = createRequire(import.meta.url);
 const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
@@ -94,6 +95,35 @@ test("the host gives its chunk back before it waits for room", () => {
   assert.equal(host.arena.stats().liveBlocks, 0);
 });
 
+test("a worker's answer goes into its carved argument when it fits: no allocator call", () => {
+  const { host, worker, count } = pair(new SharedArrayBuffer(4 * MIB));
+  const enc = new Encoder();
+  const wenc = new Encoder();
+  let clears = 0;
+  for (let i = 0; i < 200; i++) {
+    const v = text(1500, i);
+    const ext = host.tryPlace(enc, v);
+    const n = host.placed;
+    const arg = worker.readHeld(n, ext, null, () => clears++);
+    assert.equal(arg, v);
+    const answer = arg.toUpperCase(); // the same size
+    const back = worker.tryPlace(wenc, answer);
+    assert.equal(back, ext, "the answer took the argument's sub-block");
+    assert.equal(host.readSlot(null, 0, worker.placed, back), answer);
+  }
+  assert.equal(clears, 200, "EXT cleared before each rewrite");
+  assert.ok(count.alloc <= 10 && count.free <= 10, `${count.alloc} allocs, ${count.free} frees for 200 calls`);
+  // An answer too large for the sub-block: released (EXT cleared first), a block of its own.
+  const ext = host.tryPlace(enc, text(1024, 1));
+  worker.readHeld(host.placed, ext, null, () => clears++);
+  const back = worker.tryPlace(wenc, text(4096, 2));
+  assert.notEqual(back, ext);
+  assert.equal(clears, 201);
+  assert.equal(host.readSlot(null, 0, worker.placed, back), text(4096, 2));
+  host.retire();
+  assert.equal(host.arena.stats().liveBlocks, 0, "nothing kept, nothing lost");
+});
+
 const modes = [
   ["work stealing", { threads: 2 }],
   ["private lanes", { threads: 1 }],
@@ -112,6 +142,36 @@ for (const [name, options] of modes) {
       const got = await within(pool.call.produce(["z", n]), 60_000, "the large answer");
       assert.equal(got.length, n);
       assert.equal(await pool.call.echo(text(1024, 9)), text(1024, 9), "the pool is still usable");
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+for (const [name, options] of modes) {
+  test(`${name}: workers that die holding a carved argument corrupt no other call and lose no room`, async () => {
+    const size = 2 * MIB;
+    const payload = { mode: "fixed", payloadMaxByteLength: size, maxPayloadBytes: size };
+    const pool = createPool({ ...options, payload })(c);
+    try {
+      const args = Array.from({ length: 300 }, (_, i) => text(1024 + (i % 7) * 8, i));
+      const calls = args.map((a, i) => {
+        if (i % 60 === 30) return pool.call.exitHolding(a);
+        if (i % 60 === 45) return pool.call.throwHolding(a);
+        return i % 3 === 0 ? pool.call.grow(a) : pool.call.echo(a);
+      });
+      const results = await within(Promise.allSettled(calls), 120_000, "the calls");
+      results.forEach((r, i) => {
+        if (i % 60 === 30) assert.equal(r.status, "rejected", `call ${i} ended its worker`);
+        else if (i % 60 === 45) assert.match(r.reason.message, /no: \d+|exited with code 7/);
+        else if (r.status === "fulfilled") assert.equal(r.value, i % 3 === 0 ? args[i] + args[i] : args[i], `call ${i}`);
+        // A call its dying worker held rejects with why; none answers wrong.
+        else assert.match(r.reason.message, /exited with code 7/, `call ${i}`);
+      });
+      // Every chunk went back: an answer as large as the region can hold arrives.
+      const n = size - 64 - 16 - 32;
+      const got = await within(pool.call.produce(["y", n]), 60_000, "the large answer");
+      assert.equal(got.length, n);
     } finally {
       await pool.shutdown();
     }

@@ -18,6 +18,9 @@
 //   word is cleared (a second release is refused), then REFS -= 1.
 // - retire (writer): REFS -= 1 for its own reference; it never carves from
 //   that chunk again.
+// - hand back (reader, instead of release): it writes its answer into the
+//   sub-block and publishes it back; the writer's side releases it when it
+//   has read the answer. The sub-block's one reference moves with it.
 // Whoever takes REFS from 1 to 0 frees the chunk; nobody else can touch
 // it then: the writer has retired, every sub-block was released. Because
 // the writer's own reference holds REFS >= 1 while it carves, a reader
@@ -100,8 +103,24 @@ class Chunks {
   }
 
   /** Whether the writer holds a chunk (room it could give back). */
-  holds() {
+  carving() {
     return this.chunk !== 0;
+  }
+
+  /**
+   * Whether sub-block `p` is live and has room for `size` bytes: a reader
+   * may then write its answer into it and hand it back (the writer's side
+   * releases it). False for anything else (release() says what is wrong).
+   */
+  holds(p, size) {
+    const i32 = this.i32;
+    if ((p & 7) !== 0 || p < 2 * HEADER || p > i32.length * 4) return false;
+    const w = p >> 2;
+    const chunk = i32[w - 2];
+    if (Atomics.load(i32, w - 1) !== (chunk ^ p ^ SUB_MAGIC) || (chunk & 15) !== 0 || chunk <= 0 || chunk >= p) {
+      return false;
+    }
+    return p + ((size + 7) & ~7) <= chunk + this.bytes && i32[(chunk >> 2) + 1] === (chunk ^ CHUNK_MAGIC);
   }
 
   /** The reader is done with sub-block `p`; throws KNT_REGION_CORRUPT for an offset that is not one. */

@@ -85,6 +85,51 @@ class PayloadRegion {
       (msg) => regionCorruptError(msg),
     );
     this.carving = format && this.capacity >= MIN_CHUNKS * this.chunks.bytes;
+    // A worker's carved argument kept for its answer (readHeld), 0 when none.
+    this.held = 0;
+    this.heldRoom = 0;
+    this.unhold = null;
+  }
+
+  /**
+   * A worker reads a carved argument (EXT `ext`) and keeps its sub-block:
+   * the answer goes into it when it fits (tryAlloc), so the echo of a
+   * small value takes no room and no native call; else dropHeld() releases
+   * it. `clear()` clears the slot's EXT word: called before the sub-block
+   * is released or rewritten (a worker that dies while the task runs
+   * leaves EXT set, and the host releases it; one that dies in between
+   * loses it, never releases it twice). Anything that is not a live
+   * sub-block goes through readSlot, which says what is wrong.
+   */
+  readHeld(length, ext, shared, clear) {
+    const offset = ext >>> 0;
+    const start = offset - CARVED;
+    if (this.held !== 0 || length < 0 || !this.chunks.holds(start, length)) {
+      clear();
+      return this.readSlot(null, 0, length, ext, shared);
+    }
+    let value;
+    try {
+      value = decodeOrCorrupt(this.u8, start, length, shared);
+    } catch (err) {
+      clear();
+      this.free(offset);
+      throw err;
+    }
+    this.held = offset;
+    this.heldRoom = (length + 7) & ~7;
+    this.unhold = clear;
+    return value;
+  }
+
+  /** The kept argument's sub-block is not needed for the answer: released (its slot's EXT cleared first). */
+  dropHeld() {
+    const held = this.held;
+    if (held === 0) return;
+    this.held = 0;
+    this.unhold();
+    this.unhold = null;
+    this.free(held);
   }
 
   /**
@@ -144,6 +189,19 @@ class PayloadRegion {
    * its chunk.
    */
   tryAlloc(size) {
+    if (this.held !== 0) {
+      if (size <= this.heldRoom) {
+        // The kept argument's sub-block takes the answer: its reference moves
+        // with it. EXT is cleared until the answer names it again, so that
+        // the host never releases it twice (a failed encode releases it here).
+        const held = this.held;
+        this.held = 0;
+        this.unhold();
+        this.unhold = null;
+        return held;
+      }
+      this.dropHeld();
+    }
     if (size > this.capacity) throw tooLargeError(size, this.max, this.capacity);
     if (this.carving && size <= MAX_CARVED) {
       const p = this.chunks.carve(size);

@@ -10,7 +10,8 @@
 //   a writer does when room is short; at most `pressures` times), and once
 //   everything is sent, `park` (retire, as a worker does before it parks).
 // - Reader r: `read` (its next published sub-block, in order: decode, then
-//   release).
+//   release; or, with `handBack`, every second one is handed back with the
+//   answer written into it, and the writer's side releases it: `settle`).
 //
 // # What is checked
 // In steps: a chunk is freed only while live (never twice), never while a
@@ -29,7 +30,7 @@ const POSITIONS = [64, 128, 192]; // where the allocator may put a chunk (16-ali
 // A chunk holds two sub-blocks of 8 bytes (8-byte header each) after its own 8-byte header.
 const CHUNK = 40;
 
-/** `config`: { sends, readers, pressures, Chunks? (a broken variant) }. */
+/** `config`: { sends, readers, pressures, handBack?, Chunks? (a broken variant) }. */
 export class ChunkModel {
   constructor(config) {
     this.c = { Chunks, readers: 2, pressures: 1, ...config };
@@ -48,6 +49,7 @@ export class ChunkModel {
       subs: [], // { p, c (chunk), gen, s: "pub" | "read" | "rel" }
       chunks: POSITIONS.map(() => ({ live: false, gen: 0 })),
       next: new Array(this.c.readers).fill(0), // each reader's next sub-block (index into its share)
+      back: [], // sub-blocks handed back with an answer, for the writer's side to release
     };
     const corrupt = (msg) => new ModelViolation(`refused as corrupt: ${msg}`);
     const open = () =>
@@ -94,6 +96,7 @@ export class ChunkModel {
       subs: g.subs.map((s) => ({ ...s })),
       chunks: g.chunks.map((ch) => ({ ...ch })),
       next: g.next.slice(),
+      back: g.back.slice(),
     };
     this.writer = state.w;
     restore(this.writerObj, state.w.priv, this.writerBase);
@@ -123,6 +126,19 @@ export class ChunkModel {
         localEffect(() => void (g.parked = true));
         w.retire();
       },
+      settle: () => {
+        const k = localEffect(() => {
+          const k = g.back.shift();
+          const sub = g.subs[k];
+          const ch = g.chunks[POSITIONS.indexOf(sub.c)];
+          if (!ch.live || ch.gen !== sub.gen) {
+            throw new ModelViolation(`the writer's side reads the answer in ${sub.p}, whose chunk was freed or reused`);
+          }
+          sub.s = "rel";
+          return k;
+        });
+        w.release(g.subs[k].p);
+      },
     };
   }
 
@@ -150,9 +166,12 @@ export class ChunkModel {
       },
     });
     if (ws.op !== null) out.push(writerMove(ws.op.name));
-    else if (g.sent < this.c.sends) {
+    else if (g.back.length > 0) out.push(writerMove("settle"));
+    if (ws.op !== null) {
+      // (the op in progress is the writer's only move)
+    } else if (g.sent < this.c.sends) {
       out.push(writerMove("send"));
-      if (g.pressures < this.c.pressures && this.writerObj.holds()) out.push(writerMove("pressure"));
+      if (g.pressures < this.c.pressures && this.writerObj.carving()) out.push(writerMove("pressure"));
     } else if (!g.parked) out.push(writerMove("park"));
     for (let r = 0; r < this.c.readers; r++) {
       const rs = this.readers[r];
@@ -170,6 +189,15 @@ export class ChunkModel {
                 throw new ModelViolation(`reader ${r} reads sub-block ${sub.p}, whose chunk was freed or reused`);
               sub.s = "read";
             });
+            if (this.c.handBack && k % 2 === 0) {
+              // The answer goes into the sub-block, which goes back: not released here.
+              if (!this.readerObjs[r].holds(sub.p, 8)) throw new ModelViolation(`sub-block ${sub.p} cannot hold the answer`);
+              localEffect(() => {
+                sub.s = "back";
+                this.ghost.back.push(k);
+              });
+              return;
+            }
             localEffect(() => void (sub.s = "rel"));
             this.readerObjs[r].release(sub.p);
           });
