@@ -164,7 +164,9 @@ for (const [name, options] of modes) {
       results.forEach((r, i) => {
         if (i % 60 === 30) assert.equal(r.status, "rejected", `call ${i} ended its worker`);
         else if (i % 60 === 45) assert.match(r.reason.message, /no: \d+|exited with code 7/);
-        else if (r.status === "fulfilled") assert.equal(r.value, i % 3 === 0 ? args[i] + args[i] : args[i], `call ${i}`);
+        else if (r.status === "fulfilled") {
+          assert.equal(r.value, i % 3 === 0 ? args[i] + args[i] : args[i], `call ${i}`);
+        }
         // A call its dying worker held rejects with why; none answers wrong.
         else assert.match(r.reason.message, /exited with code 7/, `call ${i}`);
       });

@@ -191,7 +191,9 @@ export class ChunkModel {
             });
             if (this.c.handBack && k % 2 === 0) {
               // The answer goes into the sub-block, which goes back: not released here.
-              if (!this.readerObjs[r].holds(sub.p, 8)) throw new ModelViolation(`sub-block ${sub.p} cannot hold the answer`);
+              if (!this.readerObjs[r].holds(sub.p, 8)) {
+                throw new ModelViolation(`sub-block ${sub.p} cannot hold the answer`);
+              }
               localEffect(() => {
                 sub.s = "back";
                 this.ghost.back.push(k);
