@@ -46,6 +46,11 @@ const MAX_CARVED = 8 * 1024 - 8;
 const CHUNK_MAGIC = 0x4b4e4348; // "KNCH"
 const SUB_MAGIC = 0x4b4e5342; // "KNSB"
 const HEADER = 8;
+// Word indexes: a chunk's MARK after its REFS (chunk >> 2); a sub-block's
+// CHUNK and CHECK words before its bytes (p >> 2).
+const C_MARK = 1;
+const S_CHUNK = 2;
+const S_CHECK = 1;
 /** Returned by carve when no chunk could be had: the caller takes a block of its own. */
 const NOT_CARVED = 0;
 
@@ -78,7 +83,7 @@ class Chunks {
       const at = this.openBlock(this.bytes);
       if (at === 0) return NOT_CARVED;
       Atomics.store(this.i32, at >> 2, 1); // the writer's own reference
-      this.i32[(at >> 2) + 1] = at ^ CHUNK_MAGIC;
+      this.i32[(at >> 2) + C_MARK] = at ^ CHUNK_MAGIC;
       this.chunk = at;
       this.next = at + HEADER;
       this.end = at + this.bytes;
@@ -87,8 +92,8 @@ class Chunks {
     const p = this.next + HEADER;
     this.next += need;
     Atomics.add(this.i32, chunk >> 2, 1);
-    this.i32[(p >> 2) - 2] = chunk;
-    this.i32[(p >> 2) - 1] = chunk ^ p ^ SUB_MAGIC;
+    this.i32[(p >> 2) - S_CHUNK] = chunk;
+    this.i32[(p >> 2) - S_CHECK] = chunk ^ p ^ SUB_MAGIC;
     return p;
   }
 
@@ -116,11 +121,11 @@ class Chunks {
     const i32 = this.i32;
     if ((p & 7) !== 0 || p < 2 * HEADER || p > i32.length * 4) return false;
     const w = p >> 2;
-    const chunk = i32[w - 2];
-    if (Atomics.load(i32, w - 1) !== (chunk ^ p ^ SUB_MAGIC) || (chunk & 15) !== 0 || chunk <= 0 || chunk >= p) {
+    const chunk = i32[w - S_CHUNK];
+    if (Atomics.load(i32, w - S_CHECK) !== (chunk ^ p ^ SUB_MAGIC) || (chunk & 15) !== 0 || chunk <= 0 || chunk >= p) {
       return false;
     }
-    return p + ((size + 7) & ~7) <= chunk + this.bytes && i32[(chunk >> 2) + 1] === (chunk ^ CHUNK_MAGIC);
+    return p + ((size + 7) & ~7) <= chunk + this.bytes && i32[(chunk >> 2) + C_MARK] === (chunk ^ CHUNK_MAGIC);
   }
 
   /** The reader is done with sub-block `p`; throws KNT_REGION_CORRUPT for an offset that is not one. */
@@ -129,15 +134,15 @@ class Chunks {
     if ((p & 7) !== 0 || p < 2 * HEADER || p > i32.length * 4)
       throw this.corrupt(`payload offset ${p} is not a sub-block of the payload region`);
     const w = p >> 2;
-    const chunk = i32[w - 2];
+    const chunk = i32[w - S_CHUNK];
     // The check word through Atomics, as its clearing below: the protocol
     // model replays a step's reads, and this word changes under them.
-    if (Atomics.load(i32, w - 1) !== (chunk ^ p ^ SUB_MAGIC) || (chunk & 15) !== 0 || chunk <= 0 || chunk >= p) {
+    if (Atomics.load(i32, w - S_CHECK) !== (chunk ^ p ^ SUB_MAGIC) || (chunk & 15) !== 0 || chunk <= 0 || chunk >= p) {
       throw this.corrupt(`payload offset ${p} is not a live sub-block (released twice, or overwritten)`);
     }
-    if (p - chunk > this.bytes || i32[(chunk >> 2) + 1] !== (chunk ^ CHUNK_MAGIC))
+    if (p - chunk > this.bytes || i32[(chunk >> 2) + C_MARK] !== (chunk ^ CHUNK_MAGIC))
       throw this.corrupt(`sub-block ${p} names chunk ${chunk}, which is not one`);
-    Atomics.store(i32, w - 1, 0);
+    Atomics.store(i32, w - S_CHECK, 0);
     return this.drop(chunk);
   }
 
