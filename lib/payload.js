@@ -32,10 +32,13 @@
 // chunk (payload-chunks.js): no native call per argument. The host's chunk
 // holds room only it gives back, so it retires it before it waits for room
 // and when a worker waits for room (the worker rings, the host's drain
-// retires: host-slots.js). Workers release carved arguments; their own
-// answers take blocks of their own (a worker that died holding a chunk
-// would lose its room, and the host could not tell that from a chunk about
-// to be retired).
+// retires: host-slots.js). A worker keeps a carved argument while its task
+// runs and writes the answer into it when it fits (readHeld); it releases
+// it otherwise, and other answers take blocks of their own (a worker's own
+// chunk would lose its room when the worker dies, and the host could not
+// tell that from a chunk about to be retired). A chunk is freed with its
+// last sub-block: one argument that waits long in a slot keeps its whole
+// chunk (64 KiB) until it is started.
 
 const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
