@@ -64,9 +64,17 @@ test("npm pack: exactly the runtime files, the license and this platform's binar
   const libFiles = readdirSync(join(root, "lib"), { recursive: true }) // lib/codec/ too
     .filter((f) => f.endsWith(".js"))
     .map((f) => `lib/${f}`);
-  const expected = ["package.json", "README.md", "LICENSE", "index.js", "index.mjs", "index.d.ts", binaryName, ...libFiles].sort();
-  assert.deepEqual(files, expected);
-  for (const banned of [/^__test__\//, /^src\//, /^target\//, /^bench\//, /^npm\//, /^scripts\//, /^examples\//, /^Cargo\./, /^\.ci\//, /^node_modules\//]) {
+  // The Rust sources and their build script ship too: where no binary fits,
+  // `npm run build` in the installed copy builds one (the loader says so).
+  const srcFiles = readdirSync(join(root, "src"), { recursive: true })
+    .filter((f) => f.endsWith(".rs"))
+    .map((f) => `src/${f.replaceAll("\\", "/")}`);
+  const sources = ["Cargo.toml", "Cargo.lock", "build.rs", "scripts/build.mjs", ...srcFiles];
+  const entry = ["index.js", "index.mjs", "index.d.ts"];
+  const runtime = ["package.json", "README.md", "LICENSE", ...entry, binaryName, ...libFiles];
+  assert.deepEqual(files, [...runtime, ...sources].sort());
+  const notShipped = [/^__test__\//, /^target\//, /^bench\//, /^npm\//, /^examples\//, /^docs\//, /^\.ci\//];
+  for (const banned of [...notShipped, /^node_modules\//]) {
     assert.equal(files.filter((f) => banned.test(f)).length, 0, `${banned} in the tarball`);
   }
   assert.deepEqual(files.filter((f) => f.endsWith(".node")), [binaryName], "one binary, this platform's");
@@ -129,7 +137,30 @@ test("npm pack, then install the tarball into an empty project (offline) and cal
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout, "42\n");
   // It ran the installed copy, not this checkout.
-  assert.ok(existsSync(join(app, "node_modules", "knitting-native", binaryName)));
+  const installed = join(app, "node_modules", "knitting-native");
+  assert.ok(existsSync(join(installed, binaryName)));
+
+  // What the loader tells a user whose platform has no binary: `npm run
+  // build` in the installed copy. It builds from the shipped sources (this
+  // checkout's target/ as the cache, so only this crate compiles).
+  rmSync(join(installed, binaryName));
+  const build = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "build"], {
+    cwd: installed,
+    encoding: "utf8",
+    timeout: 600_000,
+    shell: process.platform === "win32",
+    env: { ...process.env, CARGO_TARGET_DIR: join(root, "target"), CARGO_NET_OFFLINE: "true" },
+  });
+  assert.equal(build.status, 0, `npm run build in the installed copy: ${build.stderr}`);
+  assert.ok(existsSync(join(installed, binaryName)), "the build wrote the binary where the loader looks");
+  const rerun = spawnSync(process.execPath, ["main.mjs"], {
+    cwd: app,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: childEnv(),
+  });
+  assert.equal(rerun.status, 0, rerun.stderr);
+  assert.equal(rerun.stdout, "42\n");
 });
 
 test("npm/<triple>/: one package per platform, consistent with lib/platform.js and the root", () => {
@@ -206,7 +237,7 @@ test("no local build and no platform package: lists both and how to build from s
   for (const f of ["package.json", "index.js", "index.mjs"]) cpSync(join(root, f), join(dir, f));
   cpSync(join(root, "lib"), join(dir, "lib"), { recursive: true });
 
-  // An installed copy: no Rust sources next to it.
+  // A copy without the Rust sources (copied or bundled out of the package).
   let child = loadIn(dir, childEnv());
   assert.notEqual(child.status, 0);
   let err = child.stderr;

@@ -147,10 +147,12 @@ const slotMethods = {
     this.pump();
     // serial-channel: the drain is also a dispatch pass.
     if (!this.topology.placesAtOnce) this.flush();
-    if (this.inFlight === 0 && this.payload.hasWaiters()) {
+    if (this.payload.hasWaiters()) {
       // A worker waiting for room holds an unanswered call, so with none in
       // slots the count is stale: a worker died while parked for room.
-      this.payload.clearWaiters();
+      if (this.inFlight === 0) this.payload.clearWaiters();
+      // Else give back the room the host's chunk holds (payload.js).
+      else this.payload.retire();
     }
     return settled;
   },

@@ -17,6 +17,7 @@ const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
+const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
 const { WorkerRecycle } = require("./recycle-worker.js");
 const { RECYCLE_EXIT_CODES } = require("./recycle.js");
@@ -179,7 +180,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       ext = payload.tryPlace(encoder, value);
       if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
       len = payload.placed;
-    }
+    } else payload.dropHeld();
     Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
   }
@@ -245,6 +246,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       port.finish(slot);
     },
     flush: () => port.flush(),
+    ring: () => announce(i32, env),
     sleep: (index, value, wake) => sleep(index, value, wake),
     hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
@@ -276,6 +278,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       let arg;
       if (ext === NO_EXT) {
         arg = payload.readSlot(u8, port.slotPayload(slot), len, NO_EXT, shared);
+      } else if ((ext & 1) !== 0) {
+        // A carved argument: kept for the answer (payload.js, readHeld).
+        arg = payload.readHeld(len, ext, shared, () => Slot.clearExt(i32, w));
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
@@ -292,6 +297,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       // The thread is free again: a later call may hold it, not this one.
       Slot.setStarted(i32, w, STARTED.AWAITING);
+      payload.dropHeld(); // the answer comes later: the argument's room goes back now
       Promise.resolve(result).then(
         (value) => {
           respond(slot, STATUS_VALUE, value);

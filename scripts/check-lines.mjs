@@ -40,7 +40,7 @@ const BEFORE_THE_RULE = {
   "__test__/model/lane-model.mjs": 7,
   "__test__/model/steal-model.mjs": 14,
   "__test__/options-scheduling.test.mjs": 37,
-  "__test__/pack.test.mjs": 11,
+  "__test__/pack.test.mjs": 9,
   "__test__/payload-room.test.mjs": 17,
   "__test__/permission.test.mjs": 21,
   "__test__/pool.test.mjs": 5,

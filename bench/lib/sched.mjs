@@ -69,7 +69,14 @@ export function schedConfig(o) {
       calls: o.cpuCalls ?? (quick ? 400 : 2_000),
       reps: o.cpuReps ?? (quick ? 2 : 5),
       callUs: 1_000,
-      warmupCalls: 100,
+      // Warm-up: one burst of the measured size, the same for every pool.
+      // After a 100-call warm-up the first measured burst was the worst of
+      // every row, the floor's too (one run, 2026-12-03, Node 20.20), and
+      // the stealing row's worst in 6 of 10 runs: the host's burst path
+      // (2,000 submissions and settlements in one go) was still compiling;
+      // V8's helper threads used 69 ms of CPU in that burst, 9-20 ms in the
+      // later ones (schedstat per thread).
+      warmupCalls: undefined, // = calls
       iters: undefined, // callUs at the calibrated speed, set when the workload runs
     },
   };
@@ -331,6 +338,7 @@ const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : "-");
 async function cpuBoundLoad(cfg, sc) {
   const itersPerUs = calibrateWork();
   const cc = { ...cfg.cpu, iters: Math.round(cfg.cpu.callUs * itersPerUs) };
+  cc.warmupCalls ??= cc.calls;
   const workMs = (cc.calls * cc.callUs) / 1000;
   const idealMs = workMs / cc.threads;
   process.stderr.write(`bench: cpu-bound: ${cc.reps} x ${fmtInt(cc.calls)} calls of ${cc.callUs / 1000} ms, ` +
