@@ -114,6 +114,11 @@ class ProcessHandle extends EventEmitter {
     if (this.child.channel) this.child.channel.unref();
   }
 
+  /** A message to the worker process (as Worker.postMessage); dropped once it is gone. */
+  postMessage(message) {
+    if (!this.exited && this.child.connected) this.child.send(message, undefined, undefined, () => {});
+  }
+
   /** Ends the process at once (it may be stuck in a synchronous loop). */
   terminate() {
     if (!this.exited) this.child.kill("SIGKILL");

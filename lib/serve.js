@@ -19,6 +19,13 @@ const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
+const { WorkerRecycle } = require("./recycle-worker.js");
+const { RECYCLE_EXIT_CODES } = require("./recycle.js");
+
+// A recycling worker thread ends itself with the real process.exit, taken
+// before exit-guard.js (installed after this module loads) may refuse it to
+// task code.
+const processExit = process.exit;
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -77,6 +84,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
+  // `stats: true`: each call's run time goes back in its slot (stats.js).
+  const timing = setup.stats === true;
+  const startedAt = timing ? new Float64Array(steal ? steal.regionLanes * steal.width : L.slotCount) : null;
+  // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js).
+  const recycle = setup.recycle ? new WorkerRecycle(setup.recycle) : null;
+  let recycleAsked = false;
+  // An elastic pool's host told this idle worker to leave (elastic.js): it
+  // goes once it holds no call, by the same rule as a recycle.
+  let leaveDue = false;
 
   /** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
   async function runBootstrap() {
@@ -172,6 +188,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
     Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
+    if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
     let written;
     try {
       written = encodeInto(slot, value);
@@ -233,7 +250,11 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     sleep: (index, value, wake) => sleep(index, value, wake),
     hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
-    resume: () => port.woke(),
+    resume: () => {
+      port.woke();
+      // Told to leave while answers waited for room: they are out now.
+      if (leaveDue && waiting.size === 0) callEnded();
+    },
   });
 
   /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
@@ -252,6 +273,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     const ext = Slot.extOf(i32, w);
     let result;
     Slot.setStarted(i32, w, STARTED.RUNNING); // the host's hard timeout now counts this call as running
+    if (timing) startedAt[slot] = performance.now();
     try {
       let arg;
       if (ext === NO_EXT) {
@@ -281,11 +303,13 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
           respond(slot, STATUS_VALUE, value);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null || leaveDue) callEnded();
         },
         (err) => {
           respond(slot, STATUS_THROWN, err);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null || leaveDue) callEnded();
         },
       );
       if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
@@ -298,7 +322,38 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** After a sync call: starting it freed its argument's room; the port publishes next. */
   function answered() {
     if (waiting.size !== 0) waiting.retry();
+    if (recycle !== null || leaveDue) callEnded();
     return false;
+  }
+
+  /**
+   * Between calls, with a recycle limit set (recycle.js): once a limit is
+   * reached, the topology's way of leaving (serve-lane.js: ask the host
+   * once; serve-steal.js: exit as soon as this worker holds no call).
+   */
+  function callEnded() {
+    const limit = recycle === null ? null : recycle.callEnded();
+    if (limit === null && !leaveDue) return;
+    // Told to leave: the host replaces no worker that leaves for "idle".
+    const reason = leaveDue ? "idle" : limit;
+    mode.leave(waiting.size, {
+      ask() {
+        if (recycleAsked) return;
+        recycleAsked = true;
+        report({ type: "recycle", reason });
+      },
+      exit: () => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
+    });
+  }
+
+  /**
+   * The host's "leave" message (work stealing, elastic.js): leave now if
+   * this worker holds no call, else at the end of the call that empties it.
+   */
+  function leave() {
+    if (leaveDue) return;
+    leaveDue = true;
+    if (table !== null) callEnded();
   }
 
   runBootstrap()
@@ -319,6 +374,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         });
       },
     );
+  return { leave };
 }
 
 module.exports = { serveLane };

@@ -18,13 +18,17 @@ const i32 = new Int32Array(workerData.control);
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the
 // port does. The host ends workers with terminate().
-parentPort.on("message", () => {});
+// Its one message: an elastic pool's "leave" (serve.js leave()).
+let served = null;
+parentPort.on("message", (message) => {
+  if (served !== null && message !== null && typeof message === "object" && message.type === "leave") served.leave();
+});
 
 // worker.timers.parkMs: the longest a parked worker sleeps before it looks
 // again (the serve loop treats an early wake like any other).
 const parkMs = workerData.parkMs;
 
-serveLane(workerData, {
+served = serveLane(workerData, {
   sleep(index, value, wake) {
     const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
     if (wait.async) wait.value.then(wake);
