@@ -121,6 +121,8 @@ test("mixed sizes, sync, async and throwing calls: every answer right, no payloa
     await Promise.all(calls);
     // Blocks were allocated and freed on both sides of the process boundary.
     const internal = pool[Symbol.for("knitting-native.pool")];
+    // The host keeps the chunk it carves small arguments from until room is short.
+    internal.payload.retire();
     assert.equal(internal.payload.arena.stats().liveBlocks, 0);
   } finally {
     await pool.shutdown();

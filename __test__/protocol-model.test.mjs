@@ -61,6 +61,42 @@ const steal = {
   death: { ...S, width: 1, calls: [{}, {}], startParked: true, mayDie: [1] },
   // Worker 0 may die at any point and is replaced.
   deathAndReplacement: { ...S, width: 1, calls: [{}], startParked: true, mayDie: [0], respawn: true },
+  // Recycling: worker 0 may leave at the end of any call (by the shipped
+  // rule, recycle-worker.js) and its replacement joins while calls are in
+  // flight; nothing is rejected, nothing lost (~24 k states).
+  leaveAndJoin: { ...S, width: 1, calls: [{}, {}], startParked: true, mayLeave: [0], respawn: true },
+  // A worker that ends one async call while awaiting another stays until
+  // it holds none (one worker: it takes both calls).
+  leaveWithAsync: {
+    workers: 1,
+    regionLanes: 1,
+    width: 2,
+    calls: [{ async: true }, { async: true }, {}],
+    bursts: [2, 1],
+    startParked: true,
+    mayLeave: [0],
+    respawn: true,
+  },
+  // An elastic pool shrinking: the host tells worker 0 to leave while calls
+  // arrive; it reads that at any turn of its loop (parked, or woken for a
+  // call it has not claimed) and leaves; worker 1 runs the rest (~18 k).
+  idleLeave: { ...S, width: 1, calls: [{}, {}], startParked: true, mayIdleLeave: [0] },
+  // The same, and a new claimant joins in its place: shrink, then grow
+  // (~11 k; with two calls ~530 k, half a minute: left out).
+  idleLeaveAndJoin: { ...S, width: 1, calls: [{}], startParked: true, mayIdleLeave: [0], respawn: true },
+  // Told to leave while it awaits an async call: it leaves once that call
+  // is answered (~35 k).
+  idleLeaveWithAsync: {
+    ...S,
+    width: 1,
+    calls: [{ async: true }, {}],
+    bursts: [2],
+    startParked: true,
+    mayIdleLeave: [0],
+  },
+  // A claimant that was not there joins at any point of a call (~7 k states;
+  // with two calls ~300 k, a minute: left out).
+  lateJoin: { ...S, width: 1, calls: [{}], startParked: true, late: [1] },
 };
 
 for (const [name, config] of Object.entries(steal)) {
@@ -79,10 +115,43 @@ const stealBroken = [
   // A batch claim: the second call waits behind the first, however long.
   ["ClaimsTwo", "longThenShort", /never settled.*in long call/],
   ["LoserClears", "twoCalls", /never settled/],
+  // A worker woken for a call leaves before claiming it: unless taking it
+  // back wakes a sleeper, the call waits while worker 1 sleeps.
+  ["TakeBackNoWake", "idleLeave", /never settled/],
 ];
 for (const [variant, config, pattern] of stealBroken) {
   test(`steal protocol, broken variant ${variant} is caught (${config})`, () => {
     caught(new StealModel({ ...steal[config], classes: broken[variant] }), pattern);
+  });
+}
+
+// Broken leave rules (recycle-worker.js's leaveWhenEmpty with one rule dropped).
+const leaveBroken = [
+  // Leaving while its own async call is pending: the call is taken back, rejected.
+  [
+    "LeavesWhileAwaiting",
+    (port, _waiting, exit) => (port.flush(), exit(), true),
+    "leaveWithAsync",
+    /left holding call/,
+  ],
+  // Leaving before publishing the answer it just wrote: the host never sees it.
+  [
+    "LeavesUnpublished",
+    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), true)),
+    "leaveAndJoin",
+    /left holding call/,
+  ],
+];
+// An idle leave with one rule dropped.
+leaveBroken.push([
+  "IdleLeavesWhileAwaiting",
+  (port, _waiting, exit) => (port.flush(), exit(), true),
+  "idleLeaveWithAsync",
+  /left holding call/,
+]);
+for (const [variant, leaveRule, config, pattern] of leaveBroken) {
+  test(`steal protocol, broken leave rule ${variant} is caught (${config})`, () => {
+    caught(new StealModel({ ...steal[config], leaveRule }), pattern);
   });
 }
 
@@ -93,6 +162,11 @@ const lane = {
   oneSlotThreeCalls: { calls: [{}, {}, {}], slots: 1, bursts: [3] },
   asyncFirst: { calls: [{ async: true }, {}, {}], slots: 2 },
   fourCallsTwoBursts: { calls: [{}, { async: true }, {}, {}], slots: 3, bursts: [2, 2] },
+  // Elastic size (and recycling): the lane leaves at any point while calls
+  // are in flight, its worker is ended once the lane is empty, and a new
+  // worker joins it while calls wait.
+  leaveAndJoin: { calls: [{}, {}, {}], slots: 2, bursts: [2, 1], elastic: true },
+  leaveWithAsync: { calls: [{ async: true }, {}, {}], slots: 2, elastic: true },
 };
 
 for (const [name, config] of Object.entries(lane)) {
@@ -108,6 +182,17 @@ const laneBrokenCases = [
   // The shipped lane protocol before the model: parked on REQ instead of SLEEPING.
   ["SleepsOnReq", "twoCalls", /never settled/],
 ];
+// Broken leave rules: ending the worker before its lane is empty, placing
+// on a lane that is leaving.
+const laneLeaveBroken = [
+  ["EndsBeforeEmpty", { emptied: () => true }, "leaveWithAsync", /ended holding call/],
+  ["PlacesOnLeaving", { placesOnLeaving: true }, "leaveAndJoin", /places call \d+ on the lane while it is/],
+];
+for (const [variant, change, config, pattern] of laneLeaveBroken) {
+  test(`lane protocol, broken leave rule ${variant} is caught (${config})`, () => {
+    caught(new LaneModel({ ...lane[config], ...change }), pattern);
+  });
+}
 for (const [variant, config, pattern] of laneBrokenCases) {
   test(`lane protocol, broken variant ${variant} is caught (${config})`, () => {
     caught(new LaneModel({ ...lane[config], classes: laneBroken[variant] }), pattern);

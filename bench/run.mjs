@@ -7,7 +7,7 @@
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
 //                      [--only-workload calls,random-load,random-load-loaded,
-//                                       dispatcher-scaling,cpu-bound,process] ...
+//                                       dispatcher-scaling,cpu-bound,process,server] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -23,7 +23,9 @@
 // calls over 1, 2, 4 threads per host topology) and cpu-bound (bursts of
 // ~1 ms calls: overhead over the ideal and CPU used, burst after burst);
 // then the process workload (bench/lib/proc.mjs): worker processes against
-// worker threads, piscina and a child_process.fork + process.send pool.
+// worker threads, piscina and a child_process.fork + process.send pool; then
+// the server workload (bench/lib/server.mjs): the cost of `stats: true` and
+// an HTTP-style overload with and without `maxQueue`.
 import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -33,6 +35,7 @@ import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
+import { serverConfig, runServer } from "./lib/server.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
@@ -53,7 +56,7 @@ const USAGE = `usage: node bench/run.mjs [options]
                      comma-separated subset of: calls (the main table: tiny calls and
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
-                     dispatcher-scaling, cpu-bound, process, payload (default: all)
+                     dispatcher-scaling, cpu-bound, process, payload, server (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
@@ -86,6 +89,10 @@ a fresh child process per pool per rep; ~40 s with the defaults):
   --fork-calls N     tiny calls for the fork + send pool, fewer as it is ~30x slower
                      (default 20000; --quick: 5000)
   --fork-seq N       sequential-latency calls for the fork + send pool (default 2000; --quick: 500)
+server workload (stats on/off: tiny calls, the two sides taking turns, a fresh child
+process each; then an open-loop overload at 1.5x capacity with maxQueue none, "auto", 8):
+  --server-reps R    stats on/off repetitions (default 5; --quick: 1)
+  --server-calls N   tiny calls per stats rep (default 200000; --quick: 20000)
 ${PAYLOAD_USAGE}
   --report           the full report instead (adds tinypool and workerpool and more
                      workloads; writes bench/report.md and bench/report.svg):
@@ -100,6 +107,7 @@ function parseArgs(argv) {
     randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
     cpuCalls: undefined, cpuReps: undefined,
     procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
+    serverReps: undefined, serverCalls: undefined,
     payloadReps: undefined, payloadMs: undefined, payloadKinds: undefined, payloadSizes: undefined,
     payloadPools: undefined, payloadBaseline: undefined, svg: undefined,
   };
@@ -151,6 +159,8 @@ function parseArgs(argv) {
       case "--proc-seq": o.procSeq = num(a, val()); break;
       case "--fork-calls": o.forkCalls = num(a, val()); break;
       case "--fork-seq": o.forkSeq = num(a, val()); break;
+      case "--server-reps": o.serverReps = num(a, val()); break;
+      case "--server-calls": o.serverCalls = num(a, val()); break;
       case "--payload-reps": o.payloadReps = num(a, val()); break;
       case "--payload-ms": o.payloadMs = num(a, val()); break;
       case "--payload-kinds": o.payloadKinds = subset(a, val(), SWEEP_KINDS); break;
@@ -172,7 +182,7 @@ function parseArgs(argv) {
 }
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server"];
 
 const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
 
@@ -601,8 +611,16 @@ async function main() {
   if (p) console.log(["", ...p.lines].join("\n"));
   const pay = runsPayload ? await runPayloadSweep(payload) : null;
   if (pay) console.log(pay.lines.join("\n"));
+  const srv = opts.workloads.includes("server") ? await runServer(serverConfig(opts)) : null;
+  if (srv) console.log(srv.lines.join("\n"));
   const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
-  const failed = [...(calls?.failed ?? []), ...s.failed, ...(p?.failed ?? []), ...(pay?.failed ?? [])];
+  const failed = [
+    ...(calls?.failed ?? []),
+    ...s.failed,
+    ...(p?.failed ?? []),
+    ...(pay?.failed ?? []),
+    ...(srv?.failed ?? []),
+  ];
 
   if (opts.json) {
     const json = {
@@ -616,6 +634,7 @@ async function main() {
       scheduling: { reps: sched.reps, ...s.json },
       process: p?.json ?? null,
       payload: pay?.json ?? null,
+      server: srv?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);

@@ -5,6 +5,7 @@
 // (pool.js), which holds the state they share.
 
 const hard = require("./hard-timeout.js");
+const { queueFullError } = require("./queue-limit.js");
 const { isPowerOfTwo } = require("./host-loop.js");
 const {
   timeoutError,
@@ -33,6 +34,7 @@ class Call {
     this.signal = -1; // abort word index, for abort-aware tasks
     this.extra = null; // timers and listeners, only for calls that use them
     this.shared = null; // seqs of the SharedArrayBuffers its argument names (shared-refs.js)
+    this.submittedAt = 0; // performance.now() at submission, with `stats: true` (stats.js)
   }
 }
 
@@ -65,6 +67,7 @@ const callMethods = {
     }
     if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
     if (--this.pending === 0) this.liveness.setCalls(false);
+    this.stats.settled(ok);
     if (call.shared !== null) this.sharedRefs.release(call.shared);
     if (ok) call.resolve(value);
     else call.reject(value);
@@ -124,6 +127,7 @@ const callMethods = {
       call.reject = reject;
     });
     if (this.pending++ === 0) this.liveness.setCalls(true);
+    this.stats.submitted1(call);
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {
         this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
@@ -152,15 +156,30 @@ const callMethods = {
     }
     const placesAtOnce = this.topology.placesAtOnce;
     if (this.queueHead === this.queue.length && placesAtOnce) {
-      if (!this.place(call)) this.queue.push(call);
+      if (!this.place(call)) this.enqueue(call);
     } else {
       // serial-channel: one dispatch pass per burst places the queue (flush).
-      this.queue.push(call);
+      this.enqueue(call);
       if (!placesAtOnce) this.scheduleFlush();
     }
     if (this.debug) this.traceQueue();
     this.loop.kick();
     return promise;
+  },
+
+  /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (queue-limit.js). */
+  enqueue(call) {
+    const limit = this.queueLimit;
+    if (
+      limit !== null &&
+      !limit.admit(this.queue.length - this.queueHead, this.topology.placesAtOnce ? null : this.makeRoomBound)
+    ) {
+      this.stats.refused();
+      this.finish(call, false, queueFullError(limit.max, this.table[call.task].name));
+      return;
+    }
+    this.queue.push(call);
+    if (this.elastic !== null) this.scheduleFlush(); // the flush starts workers for waiting calls (elastic.js)
   },
 
   /** A call whose argument is a promise: submitted once it resolves. */

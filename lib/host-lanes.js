@@ -34,6 +34,7 @@ class LanesHost {
     else if (options.inliner.position === "first") this.choices = [this.inline, ...this.lanes];
     else this.choices = [...this.lanes, this.inline];
     this.allChoices = this.choices; // `choices` stands in for lanes whose workers are being replaced
+    this.answered = new Float64Array(this.lanes.length); // calls each lane has answered (elastic.js)
     this.choose = makeBalancer(topology.balancer);
     // serial-channel: calls queue, and a flush (once per burst, and after
     // each drain) places them.
@@ -81,6 +82,7 @@ class LanesHost {
       settled++;
     }
     this.pool.inFlight -= settled;
+    this.answered[lane.lane] += settled;
     return settled;
   }
 
@@ -129,10 +131,20 @@ class LanesHost {
     return call.lane.lane;
   }
 
-  /** The balancer's choices without the lanes whose workers are being replaced. */
+  /**
+   * The balancer's choices without the lanes whose workers are being replaced
+   * (or emptied to be recycled, recycle.js), or that have none (elastic.js).
+   */
   workersChanged() {
-    const killedFor = this.pool.killedFor;
-    this.choices = this.allChoices.map((lane) => (lane.inline || killedFor[lane.lane] === null ? lane : RETIRED));
+    const { killedFor, recycle, elastic } = this.pool;
+    this.choices = this.allChoices.map((lane) =>
+      lane.inline ||
+      (killedFor[lane.lane] === null &&
+        (recycle === null || !recycle.retiring(lane.lane)) &&
+        (elastic === null || elastic.placeable(lane.lane)))
+        ? lane
+        : RETIRED,
+    );
   }
 }
 

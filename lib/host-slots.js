@@ -129,6 +129,7 @@ const slotMethods = {
   flush() {
     this.flushQueued = false;
     this.topology.flush();
+    if (this.elastic !== null) this.elastic.grow(); // once per burst: more workers while calls wait
     // A worker parked for room must start the calls just published: their
     // arguments hold room only it can free (payload.js).
     this.payload.nudge();
@@ -139,14 +140,19 @@ const slotMethods = {
    * queued calls in the slots that freed; returns how many calls settled.
    */
   drainPass() {
+    if (this.timing) this.stats.tick(); // the time the answers of this pass are stamped with
     const settled = this.topology.drain();
+    // Workers being recycled whose lanes are now empty are replaced (recycle.js).
+    if (this.recycle !== null && this.recycle.waiting !== 0) this.recycle.check();
     this.pump();
     // serial-channel: the drain is also a dispatch pass.
     if (!this.topology.placesAtOnce) this.flush();
-    if (this.inFlight === 0 && this.payload.hasWaiters()) {
+    if (this.payload.hasWaiters()) {
       // A worker waiting for room holds an unanswered call, so with none in
       // slots the count is stale: a worker died while parked for room.
-      this.payload.clearWaiters();
+      if (this.inFlight === 0) this.payload.clearWaiters();
+      // Else give back the room the host's chunk holds (payload.js).
+      else this.payload.retire();
     }
     return settled;
   },
@@ -157,6 +163,7 @@ const slotMethods = {
       if (!this.place(this.queue[this.queueHead])) break;
       this.queue[this.queueHead++] = undefined;
     }
+    if (this.queueLimit !== null) this.queueLimit.pumped(this.queue.length - this.queueHead);
     if (this.queueHead === this.queue.length && this.queueHead > 0) {
       this.queue = [];
       this.queueHead = 0;
@@ -191,6 +198,7 @@ const slotMethods = {
     }
     // The worker is done with the slot, and so with the call's abort word.
     this.releaseSignal(call);
+    if (this.timing && !call.done) this.stats.answered(call, this.topology.workerOf(call), Slot.runMicrosOf(i32, w));
     if (call.done) {
       // Timed out or aborted before the worker answered: drop the late result.
       if (ext !== Slot.NO_EXT) this.freePayload(ext);

@@ -49,6 +49,7 @@ class StealHost {
       cores: availableParallelism(),
     };
     this.settleBound = (index) => pool.settle(this.submit, index);
+    this.answered = new Float64Array(threads); // calls each worker has answered (elastic.js)
   }
 
   /** What a worker needs to claim from the region (serve.js). */
@@ -70,7 +71,11 @@ class StealHost {
     const submit = this.submit;
     if (submit.inFlight === 0) return 0;
     let settled = 0;
-    for (let w = 0; w < submit.workers; w++) settled += submit.takeDone(w, this.settleBound);
+    for (let w = 0; w < submit.workers; w++) {
+      const n = submit.takeDone(w, this.settleBound);
+      this.answered[w] += n;
+      settled += n;
+    }
     this.pool.inFlight -= settled;
     return settled;
   }

@@ -4,6 +4,8 @@
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
 const runtimes = require("./runtimes/index.js");
+const server = require("./server-options.js");
+const { resolveElastic, ELASTIC_KEYS } = require("./elastic-options.js");
 const {
   optionError,
   describe,
@@ -293,14 +295,25 @@ function resolveWorker(worker, env = process.env) {
     resolveAfterFinishingAll: false,
     bootstrap: undefined,
     timers: DEFAULT_TIMERS,
+    recycle: null,
   };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
   checkKeys(
     worker,
-    ["runtime", "resourceLimits", "hardTimeoutMs", "resolveAfterFinishingAll", "bootstrap", "timers", ...PROCESS_KEYS],
+    [
+      "runtime",
+      "resourceLimits",
+      "hardTimeoutMs",
+      "resolveAfterFinishingAll",
+      "bootstrap",
+      "timers",
+      ...server.RECYCLE_KEYS,
+      ...PROCESS_KEYS,
+    ],
     "worker.",
   );
+  out.recycle = server.resolveRecycle(worker, optionError, describe);
   if (worker.timers !== undefined) out.timers = resolveTimers(worker.timers);
   if (worker.runtime !== undefined && worker.runtime !== "thread" && worker.runtime !== "process") {
     throw optionError(
@@ -418,7 +431,19 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   checkObject(options, "createPool(options)");
   checkKeys(
     options,
-    ["threads", "payload", "worker", "abortSignalCapacity", "debug", "host", "balancer", "inliner", "permission"],
+    [
+      "threads",
+      "payload",
+      "worker",
+      "abortSignalCapacity",
+      "debug",
+      "host",
+      "balancer",
+      "inliner",
+      "permission",
+      ...server.SERVER_KEYS,
+      ...ELASTIC_KEYS,
+    ],
     "",
   );
   // threads: 0 leaves the inliner's lane in the host as the only one; without it no lane would run calls.
@@ -429,8 +454,10 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
       `knitting-native: threads must be between 1 and ${maxLanes}, got 0 (threads: 0 needs inliner)`,
     );
   }
-  const threads =
-    options.threads === undefined ? defaultThreads() : integerIn(options.threads, "threads", minThreads, maxLanes);
+  const given = options.threads === undefined ? undefined : integerIn(options.threads, "threads", minThreads, maxLanes);
+  // minThreads/maxThreads: shared memory for maxThreads workers (elastic-options.js).
+  const sizing = resolveElastic(options, given, maxLanes, given === undefined ? defaultThreads() : given);
+  const threads = sizing !== null ? sizing.maxThreads : given === undefined ? defaultThreads() : given;
   const debug = resolveDebug(options.debug);
   const resolved = resolvePayload(options.payload === undefined ? {} : options.payload);
   const abortSignalCapacity =
@@ -439,6 +466,13 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
       : integerIn(options.abortSignalCapacity, "abortSignalCapacity", 0, maxAbortSlots);
   const worker = resolveWorker(options.worker, env);
   const host = resolveHost(options.host);
+  if (sizing !== null && host.steal === true && threads > MAX_STEAL_CLAIMANTS) {
+    throw optionError(
+      RangeError,
+      `knitting-native: maxThreads ${threads} with host.steal: true: the stealing region holds at most ` +
+        `${MAX_STEAL_CLAIMANTS} claimants (its shared memory is sized for maxThreads up front)`,
+    );
+  }
   const balancer = resolveBalancer(options.balancer);
   const inliner = resolveInliner(options.inliner);
   const topology = resolveTopology({ threads, host, balancer, inliner, worker }, env);
@@ -448,6 +482,10 @@ function resolveOptions(options, maxLanes, maxAbortSlots, env = process.env) {
   const dispatcher = host.dispatcher !== undefined ? host.dispatcher : envDispatcher(env);
   return {
     threads,
+    // null: a fixed size; else workers come and go between minThreads and maxThreads (= threads).
+    elastic: sizing === null || sizing.minThreads === sizing.maxThreads ? null : sizing,
+    maxQueue: server.resolveMaxQueue(options.maxQueue, threads, optionError, describe),
+    stats: server.resolveStats(options.stats, optionError, describe),
     debug,
     worker,
     abortSignalCapacity,

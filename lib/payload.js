@@ -27,10 +27,23 @@
 // cannot starve the answers forever either: a waiting answer keeps its
 // slot, so once every slot holds one no argument can enter, and the region
 // empties for them.
+//
+// Small payloads of the host (the calls' arguments) are carved out of a
+// chunk (payload-chunks.js): no native call per argument. The host's chunk
+// holds room only it gives back, so it retires it before it waits for room
+// and when a worker waits for room (the worker rings, the host's drain
+// retires: host-slots.js). A worker keeps a carved argument while its task
+// runs and writes the answer into it when it fits (readHeld); it releases
+// it otherwise, and other answers take blocks of their own (a worker's own
+// chunk would lose its room when the worker dies, and the host could not
+// tell that from a chunk about to be retired). A chunk is freed with its
+// last sub-block: one argument that waits long in a slot keeps its whole
+// chunk (64 KiB) until it is started.
 
 const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
+const { Chunks, MAX_CARVED, NOT_CARVED } = require("./payload-chunks.js");
 
 const L = native.layout();
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
@@ -40,6 +53,11 @@ const W_ROOM_SEQ = L.wordRoomSeq;
 const W_ROOM_WAITERS = L.wordRoomWaiters;
 // Every waiter (a futex wake count; u32 on the process runtime's side).
 const WAKE_ALL = 0x7fffffff;
+// A slot's EXT word names a carved sub-block with its low bit set (blocks
+// of the arena are 16-aligned, sub-blocks 8-aligned: the bit is free).
+const CARVED = 1;
+/** Carving needs a region of at least this many chunks' room (a smaller one would fill with them). */
+const MIN_CHUNKS = 16;
 
 class PayloadRegion {
   /**
@@ -62,6 +80,59 @@ class PayloadRegion {
     this.roomSeq = W_ROOM_SEQ;
     this.placed = 0; // tryPlace's byte count
     this.unplaced = null; // tryPlace's encoding when it found no room
+    // Every side releases carved sub-blocks; only the host carves (see above).
+    this.chunks = new Chunks(
+      new Int32Array(sab),
+      (size) => this.allocBlock(size),
+      (at) => this.free(at),
+      (msg) => regionCorruptError(msg),
+    );
+    this.carving = format && this.capacity >= MIN_CHUNKS * this.chunks.bytes;
+    // A worker's carved argument kept for its answer (readHeld), 0 when none.
+    this.held = 0;
+    this.heldRoom = 0;
+    this.unhold = null;
+  }
+
+  /**
+   * A worker reads a carved argument (EXT `ext`) and keeps its sub-block:
+   * the answer goes into it when it fits (tryAlloc), so the echo of a
+   * small value takes no room and no native call; else dropHeld() releases
+   * it. `clear()` clears the slot's EXT word: called before the sub-block
+   * is released or rewritten (a worker that dies while the task runs
+   * leaves EXT set, and the host releases it; one that dies in between
+   * loses it, never releases it twice). Anything that is not a live
+   * sub-block goes through readSlot, which says what is wrong.
+   */
+  readHeld(length, ext, shared, clear) {
+    const offset = ext >>> 0;
+    const start = offset - CARVED;
+    if (this.held !== 0 || length < 0 || !this.chunks.holds(start, length)) {
+      clear();
+      return this.readSlot(null, 0, length, ext, shared);
+    }
+    let value;
+    try {
+      value = decodeOrCorrupt(this.u8, start, length, shared);
+    } catch (err) {
+      clear();
+      this.free(offset);
+      throw err;
+    }
+    this.held = offset;
+    this.heldRoom = (length + 7) & ~7;
+    this.unhold = clear;
+    return value;
+  }
+
+  /** The kept argument's sub-block is not needed for the answer: released (its slot's EXT cleared first). */
+  dropHeld() {
+    const held = this.held;
+    if (held === 0) return;
+    this.held = 0;
+    this.unhold();
+    this.unhold = null;
+    this.free(held);
   }
 
   /**
@@ -81,7 +152,7 @@ class PayloadRegion {
       if (at !== NO_ROOM) {
         let n = -1;
         try {
-          n = encoder.encodeInto(value, this.u8, at, size);
+          n = encoder.encodeInto(value, this.u8, at - (at & CARVED), size);
         } finally {
           if (n !== size) this.free(at);
         }
@@ -110,13 +181,47 @@ class PayloadRegion {
    */
   tryWrite(bytes) {
     const at = this.tryAlloc(bytes.length);
-    if (at !== NO_ROOM) this.u8.set(bytes, at);
+    if (at !== NO_ROOM) this.u8.set(bytes, at - (at & CARVED));
     return at;
   }
 
-  /** A block of `size` bytes (its offset), or NO_ROOM; grows the region when that makes room. */
+  /**
+   * Room for `size` bytes, or NO_ROOM: what a slot's EXT word names (a
+   * carved sub-block's offset has its CARVED bit set; its bytes start at
+   * `at - (at & CARVED)`). Before it answers NO_ROOM the host gives back
+   * its chunk.
+   */
   tryAlloc(size) {
+    if (this.held !== 0) {
+      if (size <= this.heldRoom) {
+        // The kept argument's sub-block takes the answer: its reference moves
+        // with it. EXT is cleared until the answer names it again, so that
+        // the host never releases it twice (a failed encode releases it here).
+        const held = this.held;
+        this.held = 0;
+        this.unhold();
+        this.unhold = null;
+        return held;
+      }
+      this.dropHeld();
+    }
     if (size > this.capacity) throw tooLargeError(size, this.max, this.capacity);
+    if (this.carving && size <= MAX_CARVED) {
+      const p = this.chunks.carve(size);
+      if (p !== NOT_CARVED) return p + CARVED;
+    }
+    const at = this.allocBlock(size);
+    if (at !== NO_ROOM || !this.chunks.retire()) return at;
+    return this.allocBlock(size);
+  }
+
+  /** The host's chunk back to the region (room is short): true if that freed it. */
+  retire() {
+    return this.chunks.retire();
+  }
+
+  /** A block of the arena (its offset), or NO_ROOM; grows the region when that makes room. */
+  allocBlock(size) {
     for (;;) {
       let result;
       try {
@@ -175,24 +280,26 @@ class PayloadRegion {
       return decodeOrCorrupt(control, at, length, shared);
     }
     const offset = ext >>> 0;
-    if (length < 0 || offset + length > this.u8.length) {
+    const start = offset - (offset & CARVED);
+    if (length < 0 || start + length > this.u8.length) {
       // Not a block of this region: nothing to decode, nothing to free.
       throw regionCorruptError(
         `a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`,
       );
     }
     try {
-      return decodeOrCorrupt(this.u8, offset, length, shared);
+      return decodeOrCorrupt(this.u8, start, length, shared);
     } finally {
       // Throws KNT_REGION_CORRUPT when `offset` is not a live block.
       this.free(offset);
     }
   }
 
-  /** Frees a block and wakes whoever waits for room. */
+  /** Frees a block (or releases a carved sub-block: `offset` as EXT names it) and wakes whoever waits for room. */
   free(offset) {
     try {
-      this.arena.free(offset);
+      if ((offset & CARVED) !== 0) this.chunks.release(offset - CARVED);
+      else this.arena.free(offset);
     } finally {
       this.nudge();
     }

@@ -33,6 +33,12 @@ const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
 const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
+const { QueueLimit } = require("./queue-limit.js");
+const { PoolStats } = require("./stats.js");
+const { Recycler } = require("./recycle.js");
+const { Elastic } = require("./elastic.js");
+const { PoolEvents, exitReason } = require("./pool-events.js");
+const { serverApi } = require("./server-api.js");
 
 // How long close() lets a starting worker thread finish loading before it
 // terminates it anyway (see close()).
@@ -74,6 +80,16 @@ class Pool {
       shared: this.sharedRefs || PROCESS_REFUSAL,
     });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
+    // What a server watches and limits: events, counts and times, the queue limit.
+    this.events = new PoolEvents();
+    this.stats = new PoolStats(options.threads, options.stats);
+    this.timing = options.stats; // read on every settled call
+    this.queueLimit =
+      options.maxQueue === null ? null : new QueueLimit(options.maxQueue, (name) => this.events.emit(name));
+    this.makeRoomBound = () => {
+      this.pump();
+      return this.queue.length - this.queueHead;
+    };
 
     const threads = options.threads;
     // The topology: how calls reach the workers (host-steal.js: one shared
@@ -104,6 +120,10 @@ class Pool {
     // How the host wakes a worker parked on a word: the runtime's way.
     this.topology = new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index));
     this.workers = new Array(threads).fill(null);
+    // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js); an
+    // elastic pool's idle workers leave the same way (elastic.js).
+    this.recycle = options.worker.recycle === null && options.elastic === null ? null : new Recycler(this);
+    this.elastic = options.elastic === null ? null : new Elastic(this, options.elastic);
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
     this.started = new Array(threads).fill(null);
@@ -135,7 +155,8 @@ class Pool {
       this.debug("lifecycle", `created: ${threads} workers, tasks ${tasks}; ${this.topology.describe()}`);
     }
     try {
-      for (let i = 0; i < threads; i++) this.spawn(i);
+      if (this.elastic !== null) this.elastic.start();
+      else for (let i = 0; i < threads; i++) this.spawn(i);
     } catch (err) {
       // Nothing may outlive a pool that failed to start: no waiter thread,
       // no worker, no held region.
@@ -180,8 +201,11 @@ class Pool {
       totalNumberOfThread: this.workers.length,
       spinMicroseconds: this.options.worker.timers.spinMicroseconds,
       parkMs: this.options.worker.timers.parkMs,
+      stats: this.options.stats,
+      recycle: this.options.worker.recycle,
     });
     this.workers[lane] = worker;
+    this.events.workerCreated(lane, worker);
     this.ready[lane] = false;
     // Settles once the worker has loaded its modules (or failed, or exited):
     // close() waits for it before terminating a worker thread (see there).
@@ -197,7 +221,7 @@ class Pool {
         this.everReady[lane] = true;
         this.startup.ready(lane);
         if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
-        if (this.ready.every(Boolean)) this.readyResolve();
+        if (this.ready.every((r, i) => r || (this.elastic !== null && this.elastic.isAbsent(i)))) this.readyResolve();
         this.updateStarting();
       } else if (msg && msg.type === "init-error") {
         markStarted();
@@ -211,6 +235,8 @@ class Pool {
         )
           msg.error.code = msg.code;
         this.fail(msg.error);
+      } else if (msg && msg.type === "recycle" && this.recycle !== null) {
+        this.recycle.request(lane, worker, msg.reason);
       }
     });
     worker.on("error", (err) => {
@@ -219,11 +245,16 @@ class Pool {
     });
     worker.on("exit", (code, signal) => {
       markStarted();
-      if (this.debug)
-        this.debug(
-          "lifecycle",
-          `worker ${lane} (${label}) exited with ${signal ? `signal ${signal}` : `code ${code}`}`,
-        );
+      // A worker replaced for worker.maxCallsBeforeRecycle/maxMemoryBeforeRecycle (recycle.js).
+      const recycled = this.recycle === null ? null : this.recycle.exited(lane, worker, code);
+      // An elastic pool's worker told to leave: not replaced, whatever ended it (elastic.js).
+      const left = this.elastic !== null && this.workers[lane] === worker && this.elastic.exited(lane);
+      this.events.workerExited(lane, worker, code, signal, exitReason(this, lane, recycled), recycled, reported);
+      if (this.debug) {
+        const how = signal ? `signal ${signal}` : `code ${code}`;
+        const why = recycled !== null ? ` (${recycled === "idle" ? "idle" : `recycled: ${recycled} limit`})` : "";
+        this.debug("lifecycle", `worker ${lane} (${label}) exited with ${how}${why}`);
+      }
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       const wasReady = this.ready[lane];
@@ -241,7 +272,7 @@ class Pool {
         );
         return;
       }
-      const killed = this.killedFor[lane] !== null;
+      const killed = this.killedFor[lane] !== null || recycled !== null;
       const cause = this.killedFor[lane] || reported || undefined;
       // Terminated by the host: what it held but never started runs on the
       // replacement (hard-timeout.js).
@@ -267,13 +298,19 @@ class Pool {
         this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
-      if (this.failure === null) {
+      if (left) {
+        // The lane stays empty; calls it gave back may start a worker again.
+        if (again.length > 0) this.elastic.grow();
+      } else if (this.failure === null) {
         // Its own death, soon after starting, may be a crash loop: startup.js
         // starts the replacement, backing off when it is.
         if (killed || ranCall) this.spawn(lane);
         else this.startup.died(lane, wasReady, own);
       }
       this.pump();
+      // The drain loop stops when nothing is in a slot: calls placed just
+      // now (they waited while every lane was being replaced) need it again.
+      if (this.inFlight !== 0) this.loop.kick();
       this.updateStarting();
     });
     // After the listeners (a "message" listener refs a worker's port again):
@@ -361,6 +398,7 @@ class Pool {
     this.rejectAll(shutdownError());
     this.readyReject(shutdownError());
     this.loop.close();
+    if (this.elastic !== null) this.elastic.close();
     const exits = this.workers.map((worker, lane) => {
       if (worker === null) return undefined;
       // A worker thread terminated while Node is still reading its modules
@@ -400,6 +438,7 @@ function publicPool(pool) {
     },
     [Symbol.asyncDispose]: () => pool.shutdown(),
   };
+  serverApi(api, pool);
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }
@@ -441,6 +480,7 @@ function createSingleTaskPool(options, task) {
     [Symbol.dispose]: full[Symbol.dispose],
     [Symbol.asyncDispose]: full[Symbol.asyncDispose],
   };
+  serverApi(api, pool);
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }

@@ -130,6 +130,13 @@ class ProcessHandle extends EventEmitter {
     runtimes.host.unrefChannel(this.child);
   }
 
+  /** A message to the worker process (as Worker.postMessage); dropped once it is gone. */
+  postMessage(message) {
+    if (!this.exited && this.child.connected) {
+      this.child.send(pack(message, this.serialization), undefined, undefined, () => {});
+    }
+  }
+
   /** Ends the process at once (it may be stuck in a synchronous loop). */
   terminate() {
     if (!this.exited) this.child.kill("SIGKILL");

@@ -80,7 +80,7 @@ function start(setup) {
     pending = null;
     if (wake !== null) wake();
   });
-  serveLane(
+  served = serveLane(
     { ...setup, control, payload },
     {
       sleep(index, value, wake) {
@@ -95,6 +95,7 @@ function start(setup) {
 }
 
 let started = false;
+let served = null; // serveLane's handle: an elastic pool's "leave" (serve.js leave())
 // The listener also keeps the channel, and so this process, alive.
 process.on("message", (raw) => {
   const got = unpack(raw);
@@ -103,6 +104,8 @@ process.on("message", (raw) => {
   if (!started && message && message.type === "start") {
     started = true;
     start(message.setup);
+  } else if (served !== null && message && message.type === "leave") {
+    served.leave();
   }
 });
 /**

@@ -14,7 +14,7 @@ class WaitingAnswers {
    * len, ext)` finishes a slot's answer; `flush()` publishes finished
    * answers; `sleep(index, value, wake)` parks on a control word;
    * `hasWork()` tells whether calls wait to be started; `resume()` runs the
-   * serve loop again.
+   * serve loop again; `ring()` makes the host drain.
    */
   constructor(payload, hooks) {
     this.payload = payload;
@@ -74,6 +74,9 @@ class WaitingAnswers {
       return;
     }
     this.parked = true;
+    // The host's drain gives back the room its chunk holds when it sees a
+    // waiter (payload.js): make sure a drain comes.
+    this.hooks.ring();
     this.hooks.sleep(this.payload.roomSeq, seq, () => this.woken());
   }
 

@@ -18,6 +18,9 @@ function openLane(i32, lane, wakeWord, env, bell, spinMicros) {
       // the host does, swap it and wake. A failed swap means the host did.
       if (Atomics.compareExchange(i32, port.sleeping, 1, 0) === 1) wakeWord(port.sleeping);
     },
+    // Recycling: the host puts calls into this lane, so it empties the lane
+    // and replaces this worker (recycle.js); ask it once.
+    leave: (_answersWaiting, how) => how.ask(),
   };
 }
 

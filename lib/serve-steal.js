@@ -6,6 +6,7 @@
 // how to spin, whether there is work, how to end its own park early.
 
 const { Claimant } = require("./steal.js");
+const { leaveWhenEmpty } = require("./recycle-worker.js");
 
 /**
  * `steal`: the pool's steal setup (host-steal.js workerSetup); `w`: this
@@ -32,6 +33,8 @@ function openSteal(i32, steal, w, wakeWord, env, bell, spinMicros) {
     hasWork: () => port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()),
     // Ends this worker's pending park: bump its WAKE word.
     interruptPark: () => port.wakeWorker(w),
+    // Recycling: leave the claimants once this worker holds no call (recycle-worker.js).
+    leave: (answersWaiting, how) => leaveWhenEmpty(port, answersWaiting, how.exit),
   };
 }
 

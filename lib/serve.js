@@ -19,7 +19,15 @@ const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { PayloadRegion, NO_ROOM } = require("./payload.js");
 const { WaitingAnswers } = require("./room-wait.js");
+const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
+const { WorkerRecycle } = require("./recycle-worker.js");
+const { RECYCLE_EXIT_CODES } = require("./recycle.js");
+
+// A recycling worker thread ends itself with the real process.exit, taken
+// before exit-guard.js (installed after this module loads) may refuse it to
+// task code.
+const processExit = process.exit;
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -78,6 +86,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
   let table = null;
+  // `stats: true`: each call's run time goes back in its slot (stats.js).
+  const timing = setup.stats === true;
+  const startedAt = timing ? new Float64Array(steal ? steal.regionLanes * steal.width : L.slotCount) : null;
+  // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (recycle.js).
+  const recycle = setup.recycle ? new WorkerRecycle(setup.recycle) : null;
+  let recycleAsked = false;
+  // An elastic pool's host told this idle worker to leave (elastic.js): it
+  // goes once it holds no call, by the same rule as a recycle.
+  let leaveDue = false;
 
   /** worker.bootstrap: imported, and its `name` export awaited, before any task module. */
   async function runBootstrap() {
@@ -169,7 +186,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       ext = payload.tryPlace(encoder, value);
       if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
       len = payload.placed;
-    }
+    } else payload.dropHeld();
     Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
   }
@@ -177,6 +194,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** Step 4: write a response into its slot (a value, or what was thrown). */
   function respond(slot, status, value) {
     Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
+    if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
     let written;
     try {
       written = encodeInto(slot, value);
@@ -234,10 +252,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
       port.finish(slot);
     },
     flush: () => port.flush(),
+    ring: () => announce(i32, env),
     sleep: (index, value, wake) => sleep(index, value, wake),
     hasWork: () => mode.hasWork(),
     // The protocol's park is what ends here: its wake-up clears what it set.
-    resume: () => port.woke(),
+    resume: () => {
+      port.woke();
+      // Told to leave while answers waited for room: they are out now.
+      if (leaveDue && waiting.size === 0) callEnded();
+    },
   });
 
   /** An async answer was deferred while parked for work: get back to the loop to wait for room. */
@@ -256,10 +279,14 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     const ext = Slot.extOf(i32, w);
     let result;
     Slot.setStarted(i32, w, STARTED.RUNNING); // the host's hard timeout now counts this call as running
+    if (timing) startedAt[slot] = performance.now();
     try {
       let arg;
       if (ext === NO_EXT) {
         arg = payload.readSlot(u8, port.slotPayload(slot), len, NO_EXT, shared);
+      } else if ((ext & 1) !== 0) {
+        // A carved argument: kept for the answer (payload.js, readHeld).
+        arg = payload.readHeld(len, ext, shared, () => Slot.clearExt(i32, w));
       } else {
         // Clear EXT before the block is freed: if this worker dies in between,
         // the host then leaks the block instead of freeing it twice.
@@ -276,16 +303,19 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       // The thread is free again: a later call may hold it, not this one.
       Slot.setStarted(i32, w, STARTED.AWAITING);
+      payload.dropHeld(); // the answer comes later: the argument's room goes back now
       Promise.resolve(result).then(
         (value) => {
           respond(slot, STATUS_VALUE, value);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null || leaveDue) callEnded();
         },
         (err) => {
           respond(slot, STATUS_THROWN, err);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
+          if (recycle !== null || leaveDue) callEnded();
         },
       );
       if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
@@ -298,7 +328,38 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
   /** After a sync call: starting it freed its argument's room; the port publishes next. */
   function answered() {
     if (waiting.size !== 0) waiting.retry();
+    if (recycle !== null || leaveDue) callEnded();
     return false;
+  }
+
+  /**
+   * Between calls, with a recycle limit set (recycle.js): once a limit is
+   * reached, the topology's way of leaving (serve-lane.js: ask the host
+   * once; serve-steal.js: exit as soon as this worker holds no call).
+   */
+  function callEnded() {
+    const limit = recycle === null ? null : recycle.callEnded();
+    if (limit === null && !leaveDue) return;
+    // Told to leave: the host replaces no worker that leaves for "idle".
+    const reason = leaveDue ? "idle" : limit;
+    mode.leave(waiting.size, {
+      ask() {
+        if (recycleAsked) return;
+        recycleAsked = true;
+        report({ type: "recycle", reason });
+      },
+      exit: () => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
+    });
+  }
+
+  /**
+   * The host's "leave" message (work stealing, elastic.js): leave now if
+   * this worker holds no call, else at the end of the call that empties it.
+   */
+  function leave() {
+    if (leaveDue) return;
+    leaveDue = true;
+    if (table !== null) callEnded();
   }
 
   runBootstrap()
@@ -319,6 +380,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         });
       },
     );
+  return { leave };
 }
 
 module.exports = { serveLane };

@@ -29,6 +29,8 @@ const EXT = L.slotWordExt;
 const SIGNAL = L.slotWordSignal;
 const STARTED_WORD = L.slotWordStarted;
 const OWNER = L.slotWordOwner;
+const RUN_MICROS = L.slotWordRunMicros;
+const MAX_RUN_MICROS = 2 ** 31 - 1;
 
 /** EXT when the bytes are inline, as an Int32Array element reads it. */
 const NO_EXT = L.noExt | 0;
@@ -102,6 +104,14 @@ function setStarted(i32, w, state) {
 /** Host: the STARTED word, as the worker last wrote it. */
 const startedOf = (i32, w) => Atomics.load(i32, w + STARTED_WORD);
 
+/** Worker, with `stats: true`: how long the task ran, in µs (written before the answer is handed back). */
+function writeRunMicros(i32, w, micros) {
+  i32[w + RUN_MICROS] = micros >= MAX_RUN_MICROS ? MAX_RUN_MICROS : micros > 0 ? micros | 0 : 0;
+}
+
+/** Host, with `stats: true`: the run time the worker wrote (untrusted: stats.js clamps it). */
+const runMicrosOf = (i32, w) => i32[w + RUN_MICROS];
+
 /** Word index of the OWNER word (lib/steal.js accesses it atomically). */
 const ownerWord = (w) => w + OWNER;
 
@@ -124,4 +134,6 @@ module.exports = {
   setStarted,
   startedOf,
   ownerWord,
+  writeRunMicros,
+  runMicrosOf,
 };

@@ -18,7 +18,11 @@ const i32 = new Int32Array(workerData.control);
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the
 // port does. The host ends workers with terminate().
-parentPort.on("message", () => {});
+// Its one message: an elastic pool's "leave" (serve.js leave()).
+let served = null;
+parentPort.on("message", (message) => {
+  if (served !== null && message !== null && typeof message === "object" && message.type === "leave") served.leave();
+});
 
 // worker.timers.parkMs: the longest a parked worker sleeps before it looks
 // again (the serve loop treats an early wake like any other).
@@ -43,7 +47,7 @@ function report(message) {
 
 const shared = new WorkerSharedRefs(workerData.sharedPort, workerData.lane);
 
-serveLane(workerData, {
+served = serveLane(workerData, {
   sleep(index, value, wake) {
     // Releases of settled calls' buffers, before a possibly long park.
     shared.drain();

@@ -35,7 +35,7 @@ const BEFORE_THE_RULE = {
   "__test__/lifecycle-options.test.mjs": 7,
   "__test__/lifecycle.test.mjs": 1,
   "__test__/model/checker.mjs": 2,
-  "__test__/model/lane-model.mjs": 9,
+  "__test__/model/lane-model.mjs": 7,
   "__test__/model/steal-model.mjs": 14,
   "__test__/options-scheduling.test.mjs": 37,
   "__test__/pack.test.mjs": 9,

@@ -265,6 +265,7 @@ pub struct Layout {
     pub slot_word_signal: u32,
     pub slot_word_started: u32,
     pub slot_word_owner: u32,
+    pub slot_word_run_micros: u32,
     pub max_abort_slots: u32,
     /// Steal sections (protocol in `lib/steal.js`): word indices from the section
     /// start, byte offsets of the done lines, limits.
@@ -313,6 +314,7 @@ pub fn layout() -> Layout {
         slot_word_signal: w(slot_word::SIGNAL),
         slot_word_started: w(slot_word::STARTED),
         slot_word_owner: w(slot_word::OWNER),
+        slot_word_run_micros: w(slot_word::RUN_MICROS),
         max_abort_slots: w(layout::MAX_ABORT_SLOTS),
         steal_word_pending: w(steal_word::PENDING),
         steal_word_sleepers: w(steal_word::SLEEPERS),

@@ -15,10 +15,19 @@
 //   value)` returns at once if the word moved, else parks until a notify on
 //   it. serve() is `while (this.turn());` and each turn is an op.
 //
+// - Leaving and joining (`elastic`: an elastic pool's lane, or recycling,
+//   lib/recycle.js): the host may `retire` the lane at any time (it places
+//   no more calls on it; those it has queue), `end` its worker once the
+//   shipped rule (laneEmptied) says the lane is empty, taking back what the
+//   lane holds, and later a new worker `join`s the lane (a fresh WorkerLane
+//   over the reset words) while calls wait; the host places them again.
+//
 // # What is checked
 // In steps: the host writes only a slot it owns (REQ bit == RES bit) and
 // has not handed out; the worker runs only a slot handed to it, each call
 // once; the host settles a call only once it was answered, from its slot.
+// A worker that is ended held no call (taking the lane back finds none), and
+// the host places no call on a lane that is leaving or has no worker.
 // In every terminal state: every call settled (nothing lost, no lost
 // wake-up). Progress (checker): no party loops for ever.
 
@@ -28,15 +37,25 @@ import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
 const lane = require("../../lib/lane.js");
+const { laneEmptied } = require("../../lib/recycle.js");
 const { L } = lane;
 
 const REAL_ATOMICS = globalThis.Atomics;
 const REAL_LOAD = (mem, i) => REAL_ATOMICS.load(mem, i);
 
-/** `config`: { calls: [{ async? }], bursts?: [n], slots (<= 32), classes: { HostLane, WorkerLane } }. */
+/**
+ * `config`: { calls: [{ async? }], bursts?: [n], slots (<= 32), elastic,
+ * classes: { HostLane, WorkerLane }, emptied (the leave rule), placesOnLeaving }.
+ */
 export class LaneModel {
   constructor(config) {
-    this.c = { classes: { HostLane: lane.HostLane, WorkerLane: lane.WorkerLane }, ...config };
+    this.c = {
+      classes: { HostLane: lane.HostLane, WorkerLane: lane.WorkerLane },
+      elastic: false,
+      emptied: laneEmptied,
+      placesOnLeaving: false,
+      ...config,
+    };
     this.c.bursts ??= this.c.calls.map(() => 1);
     const probe = new lane.HostLane(null, 0, null);
     this.mem = new Int32Array(new SharedArrayBuffer(probe.slotWord(L.slotCount) * 4));
@@ -53,7 +72,15 @@ export class LaneModel {
 
   init() {
     this.mem.set(this.initial);
-    this.ghost = { burst: 0, submitted: 0, next: 0, cells: new Array(L.slotCount).fill(null), calls: this.c.calls.map(() => "new") };
+    this.ghost = {
+      burst: 0,
+      submitted: 0,
+      next: 0,
+      cells: new Array(L.slotCount).fill(null),
+      calls: this.c.calls.map(() => "new"),
+      lane: "active", // "retiring" (told to leave), "gone" (its worker ended); back to "active" when one joins
+      left: 0, // times a worker left
+    };
     const notify = (word) =>
       effect(`notify ${this.names.get(word)}`, () => {
         if (this.worker.waiter !== null && this.worker.waiter.word === word) {
@@ -93,7 +120,7 @@ export class LaneModel {
     this.mem.set(this.initial);
     for (let i = 0; i < state.m.length; i += 2) this.mem[state.m[i]] = state.m[i + 1];
     const g = state.g;
-    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.slice() };
+    this.ghost = { ...g, cells: g.cells.slice(), calls: g.calls.slice() };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
     this.worker = { priv: state.w.p, op: state.w.o, events: state.w.e.slice(), waiter: state.w.x };
@@ -127,11 +154,17 @@ export class LaneModel {
     });
   }
 
+  /** The balancer's rule (host-lanes.js workersChanged): no call for a lane that is leaving or gone. */
+  placeable(g) {
+    return g.lane === "active" || this.c.placesOnLeaving;
+  }
+
   hostOps() {
     const h = this.host;
     const g = this.ghost;
     const pump = () =>
-      pumpAndFlush(g, h, () => (h.accepts() ? h.freeSlot() : -1), (slot, c) => {
+      pumpAndFlush(g, h, () => (h.accepts() && this.placeable(g) ? h.freeSlot() : -1), (slot, c) => {
+        if (g.lane !== "active") throw new ModelViolation(`host places call ${c} on the lane while it is ${g.lane}`);
         if (((REAL_LOAD(this.mem, h.req) ^ REAL_LOAD(this.mem, h.res)) & (1 << slot)) !== 0) throw new ModelViolation(`host writes slot ${slot}, which the worker holds`);
         if (g.cells[slot] !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${g.cells[slot].c}`);
         g.calls[c] = "pub";
@@ -141,22 +174,52 @@ export class LaneModel {
         callerBurst(g, this.c.bursts);
         pump();
       },
-      drain: () => {
-        let finished = h.takeFinished();
-        while (finished !== 0) {
-          const slot = lane.lowestBit(finished);
-          finished &= finished - 1;
-          const c = h.release(slot);
-          localEffect(() => {
-            const cell = g.cells[slot];
-            if (cell === null || cell.k !== "r" || cell.c !== c) throw new ModelViolation(`host settles call ${c} from slot ${slot}, which holds ${JSON.stringify(cell)}`);
-            g.calls[c] = "done";
-            g.cells[slot] = null;
+      drain: () => settleFinished(),
+      // Elastic: the lane leaves (the balancer skips it from now on).
+      retire: () => localEffect(() => void (g.lane = "retiring")),
+      // Its worker is ended once the lane is empty; the host takes the lane back.
+      end: () => {
+        if (!this.c.emptied(h)) return;
+        localEffect(() => {
+          g.calls.forEach((st, c) => {
+            if (st === "pub" || st === "run" || st === "ans") {
+              throw new ModelViolation(`the worker is ended holding call ${c} (${st})`);
+            }
           });
-        }
+        });
+        effect("the worker is ended", () => {
+          g.lane = "gone";
+          g.left++;
+          this.worker = { priv: {}, op: null, events: [], waiter: null };
+        });
+        settleFinished();
+        const held = h.reset();
+        if (held.length !== 0) throw new ModelViolation(`taking the lane back finds ${held.length} calls`);
+      },
+      // A new worker joins the lane; the calls that waited are placed on it.
+      join: () => {
+        effect("a worker joins", () => {
+          g.lane = "active";
+          this.worker = { priv: {}, op: null, events: ["serve"], waiter: null };
+        });
         pump();
       },
     };
+    function settleFinished() {
+      let finished = h.takeFinished();
+      while (finished !== 0) {
+        const slot = lane.lowestBit(finished);
+        finished &= finished - 1;
+        const c = h.release(slot);
+        localEffect(() => {
+          const cell = g.cells[slot];
+          if (cell === null || cell.k !== "r" || cell.c !== c) throw new ModelViolation(`host settles call ${c} from slot ${slot}, which holds ${JSON.stringify(cell)}`);
+          g.calls[c] = "done";
+          g.cells[slot] = null;
+        });
+      }
+      pump();
+    }
   }
 
   moves() {
@@ -177,6 +240,10 @@ export class LaneModel {
     else {
       if (this.ghost.burst < this.c.bursts.length) out.push(hostMove("burst"));
       if (REAL_LOAD(this.mem, this.host.res) !== this.host.seenRes) out.push(hostMove("drain"));
+      // One leave and one join per run (each at any point).
+      if (this.c.elastic && this.ghost.lane === "active" && this.ghost.left === 0) out.push(hostMove("retire"));
+      if (this.ghost.lane === "retiring" && this.c.emptied(this.host)) out.push(hostMove("end"));
+      if (this.ghost.lane === "gone") out.push(hostMove("join"));
     }
     const wk = this.worker;
     const workerMove = (ev) => ({
@@ -213,6 +280,7 @@ export class LaneModel {
         return r;
       },
     });
+    if (this.ghost.lane === "gone") return out;
     if (wk.op !== null) out.push(workerMove(wk.op.ev));
     else for (const ev of new Set(wk.events)) out.push(workerMove(ev));
     return out;

@@ -101,7 +101,26 @@ class LoserClears extends Claimant {
   }
 }
 
+// Whether TakeBackNoWake is inside takeBack (module state: no field in the snapshots).
+let takingBack = false;
+
+/** Taking a gone worker back without waking sleepers for the work it was woken for. */
+class TakeBackNoWake extends HostSubmit {
+  takeBack(w, settle) {
+    takingBack = true;
+    try {
+      return super.takeBack(w, settle);
+    } finally {
+      takingBack = false;
+    }
+  }
+  wakeSleepers(sleepers, count) {
+    if (!takingBack) super.wakeSleepers(sleepers, count);
+  }
+}
+
 export const broken = {
+  TakeBackNoWake: { HostSubmit: TakeBackNoWake, Claimant },
   OwnerBeforePending: { HostSubmit: OwnerBeforePending, Claimant },
   HostNeverWakes: { HostSubmit: HostNeverWakes, Claimant },
   ParkWithoutRecheck: { HostSubmit, Claimant: ParkWithoutRecheck },

@@ -21,6 +21,21 @@
 // - Death: a worker named in `mayDie` may stop at any point; the host then
 //   takes its calls back, and with `respawn` a new worker starts in its
 //   place.
+// - Leaving (worker recycling, lib/recycle.js): a worker named in `mayLeave`
+//   may, at the end of any call it ran (where serve.js looks at its recycle
+//   limits), leave by the shipped rule (lib/recycle-worker.js,
+//   leaveWhenEmpty; a broken variant passes another `leaveRule`); the host
+//   then takes it back, and with `respawn` its replacement joins as a new
+//   claimant while calls are in flight.
+// - Joining: a worker named in `late` is not started at first; a host move
+//   starts it whenever (a claimant joining while calls are in flight).
+// - Idle leaving (an elastic pool shrinking, lib/elastic.js): the host may
+//   tell a worker named in `mayIdleLeave` to leave (a host move that queues
+//   a "leave" message), whatever the worker is doing; the worker reads it
+//   at any turn of its event loop (parked, between callbacks, with calls
+//   arriving meanwhile) and leaves by the same rule, or, holding an async
+//   call, at the end of a call once it holds none. The host takes it back;
+//   with `respawn` a new claimant joins in its place (the pool growing).
 //
 // # What is checked
 // In steps: the host writes only a slot no worker holds; a worker runs only
@@ -28,6 +43,8 @@
 // (OWNER = w + 1); the host settles only an answered call, from the slot it
 // put it in, once; a call taken back from a dead worker was claimed by it
 // and not answered through DONE; a worker spins only while it holds SPINNER.
+// A worker that left held no call: taking it back finds none (a leave
+// rejects nothing).
 // In every terminal state: every call is settled (answered or taken back)
 // except the long calls that never return; so no call waits behind a long
 // call while a worker sleeps or spins, and nothing is lost or run twice.
@@ -40,6 +57,10 @@ import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 const require = createRequire(import.meta.url);
 const { L } = require("../../lib/lane.js");
 const steal = require("../../lib/steal.js");
+const { leaveWhenEmpty } = require("../../lib/recycle-worker.js");
+
+// stuckOn of a worker that left (not a call index).
+const LEFT = -2;
 
 const SECTION_BYTE = 128;
 
@@ -53,6 +74,10 @@ export class StealModel {
     this.c = {
       cores: 2,
       mayDie: [],
+      mayLeave: [],
+      mayIdleLeave: [],
+      late: [],
+      leaveRule: leaveWhenEmpty,
       respawn: false,
       futileLimit: 1,
       classes: { HostSubmit: steal.HostSubmit, Claimant: steal.Claimant },
@@ -166,7 +191,40 @@ export class StealModel {
     }
     this.answer(w, slot);
     this.workers[w].obj.finish(slot);
+    this.mayLeave(w);
     return false;
+  }
+
+  /**
+   * The end of a call: a worker told to leave leaves once it holds no call;
+   * one in `mayLeave` may try to (serve.js's callEnded).
+   */
+  mayLeave(w) {
+    if (this.ghost.died[w] !== 0) return;
+    if (!localEffect(() => this.ghost.due[w])) {
+      if (!this.c.mayLeave.includes(w)) return;
+      if (choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
+    }
+    this.leave(w);
+  }
+
+  /** The shipped leave rule; true if the worker left. */
+  leave(w) {
+    const p = this.workers[w];
+    return this.c.leaveRule(p.obj, 0, () =>
+      effect(`worker ${w} leaves`, () => {
+        this.ghost.died[w] = 1;
+        this.ghost.left[w] = true;
+        p.stuckOn = LEFT;
+        throw STUCK;
+      }),
+    );
+  }
+
+  /** The host's "leave" message read by the worker between callbacks (serve.js's leave()). */
+  idleLeave(w) {
+    localEffect(() => void (this.ghost.due[w] = true));
+    this.leave(w);
   }
 
   answer(w, slot) {
@@ -216,6 +274,9 @@ export class StealModel {
       cells: new Array(this.slots).fill(null),
       calls: this.c.calls.map(() => ({ st: "new", by: -1 })),
       died: new Array(this.c.workers).fill(0), // 0 alive, 1 dead, 2 taken back, 3 replaced
+      left: new Array(this.c.workers).fill(false), // died by leaving (mayLeave)
+      told: new Array(this.c.workers).fill(false), // the host told it to leave (mayIdleLeave)
+      due: new Array(this.c.workers).fill(false), // it read that message: it leaves once it holds no call
     };
     this.host = this.makeHost();
     this.hostBase = baseOf(this.host);
@@ -228,16 +289,19 @@ export class StealModel {
     this.hostState = { priv: {}, op: null };
     this.workers = [];
     for (let w = 0; w < this.c.workers; w++) {
-      this.workers.push({ status: "alive", obj: null, priv: null, op: null, events: ["start"], waiter: null, stuckOn: -1 });
+      const late = this.c.late.includes(w);
+      this.workers.push({ status: late ? "absent" : "alive", obj: null, priv: null, op: null, events: late ? [] : ["start"], waiter: null, stuckOn: -1 });
     }
     if (this.c.startParked) {
       // Every worker has started, found nothing and parked (a state the
       // start-up configurations reach): IDLE and SLEEPERS hold every worker,
       // each waits on its WAKE word.
-      const all = (1 << this.c.workers) - 1;
+      let all = 0;
+      for (let w = 0; w < this.c.workers; w++) if (!this.c.late.includes(w)) all |= 1 << w;
       this.mem[this.geometry.idle] = all;
       this.mem[this.geometry.sleepers] = all;
       for (let w = 0; w < this.c.workers; w++) {
+        if (this.c.late.includes(w)) continue;
         const p = this.workers[w];
         p.events = [];
         p.priv = { idleSet: true, parked: true };
@@ -262,7 +326,7 @@ export class StealModel {
     for (let i = 0; i < state.m.length; i += 2) this.mem[state.m[i]] = state.m[i + 1];
     // Moves change the ghost in place and replace the rest: copy the ghost.
     const g = state.g;
-    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice() };
+    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice(), left: g.left.slice(), told: g.told.slice(), due: g.due.slice() };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
     this.workers = state.w.map((p) => ({ status: p.s, obj: null, priv: p.p, op: p.o, events: p.e.slice(), waiter: p.x, stuckOn: p.k }));
@@ -274,7 +338,13 @@ export class StealModel {
       label: `host ${name}`,
       run: (forced) => {
         const ops = this.hostOps();
-        const body = name.startsWith("takeBack") ? () => ops.takeBack(Number(name.slice(8))) : ops[name];
+        const body = name.startsWith("takeBack")
+          ? () => ops.takeBack(Number(name.slice(8)))
+          : name.startsWith("join")
+            ? () => ops.join(Number(name.slice(4)))
+            : name.startsWith("tell")
+              ? () => ops.tell(Number(name.slice(4)))
+              : ops[name];
         const hs = this.hostState;
         const op = hs.op || { name, log: [] };
         restore(this.host, hs.priv, this.hostBase);
@@ -314,6 +384,9 @@ export class StealModel {
           const c = h.release(index);
           localEffect(() => {
             const call = g.calls[c];
+            if (g.left[w]) {
+              throw new ModelViolation(`worker ${w} left holding call ${c} (${call.st}): taking it back rejects it`);
+            }
             if (call.st === "done" || call.st === "rej") throw new ModelViolation(`call ${c} taken back from worker ${w} but it is ${call.st}`);
             if (call.st !== "pub" && call.by !== w) throw new ModelViolation(`call ${c} taken back from worker ${w} but worker ${call.by} ran it`);
             g.calls[c] = { st: "rej", by: -1 };
@@ -322,6 +395,8 @@ export class StealModel {
         }
         pump();
         effect(`worker ${w} taken back`, () => {
+          g.left[w] = false;
+          g.due[w] = false;
           // 2: gone for good; 3: replaced (the replacement does not die).
           g.died[w] = this.c.respawn ? 3 : 2;
           if (this.c.respawn) {
@@ -332,7 +407,23 @@ export class StealModel {
             p.op = null;
             p.events = ["start"];
             p.waiter = null;
+            p.stuckOn = -1;
           }
+        });
+      },
+      // An idle worker is told to leave (elastic.js): a message it reads between callbacks.
+      tell: (w) => {
+        effect(`host tells worker ${w} to leave`, () => {
+          g.told[w] = true;
+          this.workers[w].events.push("leave");
+        });
+      },
+      // A claimant joins (an elastic pool's new worker): it starts now.
+      join: (w) => {
+        effect(`worker ${w} joins`, () => {
+          const p = this.workers[w];
+          p.status = "alive";
+          p.events = ["start"];
         });
       },
     };
@@ -354,8 +445,12 @@ export class StealModel {
           serveAsked = this.workerOp(w, op.ev);
         });
         if (r.stuck) {
-          p.status = "stuck";
           p.op = null;
+          if (p.stuckOn === LEFT) {
+            p.status = "dead";
+            p.events = [];
+            p.waiter = null;
+          } else p.status = "stuck";
         } else if (r.done) {
           p.priv = snapshot(p.obj, this.workerBase(w));
           // The callback goes on with serve(), whose loop is `while
@@ -384,11 +479,13 @@ export class StealModel {
     if (ev === "turn") return p.obj.turn();
     if (ev === "start" || ev === "serve") return true;
     if (ev === "woke") p.obj.woke();
+    else if (ev === "leave") this.idleLeave(w);
     else {
       const slot = Number(ev.slice("async:".length));
       this.answer(w, slot);
       p.obj.finish(slot);
       p.obj.asyncEnded();
+      this.mayLeave(w);
     }
     return serveAsked;
   }
@@ -409,6 +506,10 @@ export class StealModel {
       if (answers) out.push(this.hostMove("drain"));
       for (let w = 0; w < this.c.workers; w++) {
         if (g.died[w] === 1) out.push(this.hostMove(`takeBack${w}`));
+        if (this.workers[w].status === "absent") out.push(this.hostMove(`join${w}`));
+        if (this.c.mayIdleLeave.includes(w) && g.died[w] === 0 && !g.told[w] && this.workers[w].status === "alive") {
+          out.push(this.hostMove(`tell${w}`));
+        }
       }
     }
     for (let w = 0; w < this.c.workers; w++) {

@@ -29,7 +29,9 @@
 //!                                 timeout: `lib/slot.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
 //!                                 (`lib/steal.js`); unused in private lanes
-//!           +28 reserved
+//!           +28 word RUN_MICROS  response: the task's run time in µs, written
+//!                                 by the worker for `stats: true` (untrusted:
+//!                                 the host clamps it)
 //!           +32 INLINE_BYTES of inline payload
 //!
 //! steal section (`StealGeometry`):
@@ -117,6 +119,9 @@ pub mod slot_word {
     pub const SIGNAL: usize = 4;
     pub const STARTED: usize = 5;
     pub const OWNER: usize = 6;
+    /// Response: how long the task ran in the worker, in microseconds (the
+    /// pool's `stats` option; 0 without it). A hint for statistics only.
+    pub const RUN_MICROS: usize = 7;
 }
 
 /// Word indices from the start of a steal section.
@@ -269,6 +274,7 @@ const _: () = {
     assert!(word::STOP * 4 < 2 * CACHE_LINE);
     assert!(SLOT_COUNT == 32);
     assert!(slot_word::OWNER * 4 < SLOT_HEADER_BYTES);
+    assert!(slot_word::RUN_MICROS * 4 < SLOT_HEADER_BYTES);
     // PENDING fills its own two lines; SLEEPERS, IDLE, SPINNER the next one.
     assert!(MAX_REGION_LANES * 4 == STEAL_PENDING_BYTES);
     assert!(steal_word::SLEEPERS * 4 == STEAL_PENDING_BYTES);

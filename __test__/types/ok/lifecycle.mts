@@ -239,9 +239,29 @@ type _workerKeys = Assert<
     | "resolveAfterFinishingAll"
     | "bootstrap"
     | "timers"
+    | "maxCallsBeforeRecycle"
+    | "maxMemoryBeforeRecycle"
   >
 >;
-type _poolKeys = Assert<Equal<keyof PoolOptions, "threads" | "payload" | "worker" | "abortSignalCapacity" | "debug" | "host" | "balancer" | "inliner" | "permission">>;
+type _poolKeys = Assert<
+  Equal<
+    keyof PoolOptions,
+    | "threads"
+    | "payload"
+    | "worker"
+    | "abortSignalCapacity"
+    | "debug"
+    | "host"
+    | "balancer"
+    | "inliner"
+    | "permission"
+    | "maxQueue"
+    | "stats"
+    | "minThreads"
+    | "maxThreads"
+    | "idleTimeout"
+  >
+>;
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;
 
 // Timeouts as values.
@@ -251,7 +271,7 @@ const timeouts: TaskTimeout<number>[] = [50, { time: 50 }, { time: 50, default: 
 type _codes = Assert<Equal<
   KnittingErrorCode,
   | "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3"
-  | "KNT_POOL_SHUTDOWN" | "KNT_WORKER_EXIT" | "KNT_TASK_TIMEOUT" | "KNT_HARD_TIMEOUT" | "KNT_ABORT_SIGNALS_EXHAUSTED"
+  | "KNT_POOL_SHUTDOWN" | "KNT_WORKER_EXIT" | "KNT_TASK_TIMEOUT" | "KNT_HARD_TIMEOUT" | "KNT_QUEUE_FULL" | "KNT_ABORT_SIGNALS_EXHAUSTED"
   | "KNT_REGION_CORRUPT" | "KNT_PROCESS_EXIT_REFUSED"
   | "KNT_INVALID_OPTION" | "KNT_INVALID_TASK" | "KNT_POOL_IN_WORKER" | "KNT_UNKNOWN_TASK" | "KNT_TOO_MANY_TASKS" | "KNT_WORKER_START_FAILED"
 >>;

@@ -1,0 +1,44 @@
+"use strict";
+// worker.maxCallsBeforeRecycle / worker.maxMemoryBeforeRecycle, the
+// worker's side: counts the calls this worker ran and looks at its V8 heap
+// between calls; recycle.js says what happens once a limit is reached.
+
+const v8 = require("node:v8");
+
+class WorkerRecycle {
+  /** `limits`: `{ maxCalls, maxMemory }` (0: no limit). */
+  constructor(limits) {
+    this.maxCalls = limits.maxCalls;
+    this.maxMemory = limits.maxMemory;
+    this.calls = 0;
+    this.due = null; // "calls" or "memory" once a limit is reached
+  }
+
+  /** A call ended (answered); returns the reason to recycle, or null. */
+  callEnded() {
+    if (this.due !== null) return this.due;
+    this.calls++;
+    if (this.maxCalls !== 0 && this.calls >= this.maxCalls) this.due = "calls";
+    else if (this.maxMemory !== 0 && v8.getHeapStatistics().used_heap_size >= this.maxMemory) this.due = "memory";
+    return this.due;
+  }
+}
+
+/**
+ * Work stealing: leaves the claimants once this worker holds no call: no
+ * async call of its own pending (`port.asyncRunning`), no answer waiting
+ * for room in the payload region (`answersWaiting`). Publishes its answers,
+ * then `exit()`s (which does not return in a worker). False when it still
+ * holds a call: the next call's end tries again. The host then takes the
+ * worker's slots back (finding none) and starts a replacement, which joins
+ * as a new claimant (lib/steal.js, "A worker that dies"). The protocol
+ * model runs this very function for its leave steps.
+ */
+function leaveWhenEmpty(port, answersWaiting, exit) {
+  if (port.asyncRunning !== 0 || answersWaiting !== 0) return false;
+  port.flush();
+  exit();
+  return true;
+}
+
+module.exports = { WorkerRecycle, leaveWhenEmpty };

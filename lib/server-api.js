@@ -1,0 +1,35 @@
+"use strict";
+// What a pool offers a server besides its calls: the queue (`queueSize`,
+// `needsDrain`), statistics (`stats()`) and events (`on`, `once`, `off`;
+// pool-events.js). Added to the public pool object before it is frozen.
+
+function serverApi(api, pool) {
+  Object.defineProperties(api, {
+    /** Calls waiting for a free worker slot. */
+    queueSize: { get: () => pool.queue.length - pool.queueHead, enumerable: true },
+    /** The queue reached maxQueue and has not emptied since ("drain" comes when it does). */
+    needsDrain: { get: () => pool.queueLimit !== null && pool.queueLimit.needsDrain, enumerable: true },
+  });
+  api.stats = () =>
+    pool.stats.snapshot({
+      pending: pool.pending,
+      inFlight: pool.inFlight + (pool.topology.inline === null ? 0 : pool.topology.inline.inFlight),
+      queued: pool.queue.length - pool.queueHead,
+    });
+  api.on = (name, listener) => {
+    pool.events.listen("on", name, listener);
+    return api;
+  };
+  api.once = (name, listener) => {
+    pool.events.listen("once", name, listener);
+    return api;
+  };
+  api.off = (name, listener) => {
+    pool.events.listen("off", name, listener);
+    return api;
+  };
+  api.removeListener = api.off; // what events.once(pool, name) calls
+  return api;
+}
+
+module.exports = { serverApi };
