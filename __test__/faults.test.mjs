@@ -350,6 +350,28 @@ test("a first worker the host ends while it is still starting is replaced; the p
   }
 });
 
+// A stealing worker that leaves by itself to be recycled ran calls: its exit
+// is not a start-up failure even when its "ready" has not reached the host
+// (a Deno host met that with Deno worker processes). Here the host is made to
+// forget it saw the ready.
+test("a worker recycled before its ready reached the host is replaced; the pool does not fail", async () => {
+  const pool = createPool({ threads: 2, host: { steal: true }, worker: { maxCallsBeforeRecycle: 50 } })(T);
+  try {
+    const p = await warm(pool);
+    p.everReady.fill(false); // as if no "ready" had arrived yet
+    const results = await settleAll(
+      Array.from({ length: 400 }, (_, i) => pool.call.add([i, 1])),
+      SETTLE_MS,
+      "calls across recycles",
+    );
+    results.forEach((r, i) => assert.deepEqual(r, { status: "fulfilled", value: i + 1 }, `call ${i}`));
+    assert.equal(p.failure, null, "the pool did not fail");
+    await serves(pool, 50, "after the recycles");
+  } finally {
+    await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  }
+});
+
 // RES is in memory task code can write: a bit flipped for a call its worker
 // is still running makes the host read that slot's request as an answer.
 // The status word then holds the request's task index, which no status

@@ -261,10 +261,12 @@ class Pool {
       this.ready[lane] = false;
       if (this.state === CLOSED) return;
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      // Not when the host ended it (a hard timeout): a worker can run calls
-      // before its "ready" reaches the host (Deno delivers a worker's
-      // messages when its event loop turns, which a runaway task never lets).
-      if (!this.everReady[lane] && this.killedFor[lane] === null && this.failure === null) {
+      // Not when the host ended it (a hard timeout) or it left to be
+      // recycled: a worker can run calls before its "ready" reaches the host
+      // (Deno delivers a worker's messages when its event loop turns, which
+      // a runaway task never lets; a Deno host met a recycled worker
+      // process's exit before its "ready").
+      if (!this.everReady[lane] && this.killedFor[lane] === null && recycled === null && this.failure === null) {
         // The lane's first worker died while importing the task modules: a
         // restart would too.
         this.fail(
