@@ -527,12 +527,18 @@ export interface WorkerOptions {
    */
   runtime?: "thread" | "process";
   /**
-   * Runtime "process": the executable that runs worker processes. Only
-   * `"node"` runs today; `"deno"` and `"bun"` throw an error (`code`
-   * `"KNT_RUNTIME_UNAVAILABLE"`) saying whether the executable is on PATH.
-   * @default "node"
+   * Runtime "process": the runtime of each worker process. Its executable is
+   * `processExecutable`, else the host's own for the host's runtime, else
+   * `node`/`bun`/`deno` on PATH; none is an error (`code`
+   * `"KNT_RUNTIME_UNAVAILABLE"`) naming the runtime and `worker.processExecutable`.
+   * @default the host's runtime ("node" on Node.js)
    */
   processRuntime?: "node" | "deno" | "bun";
+  /**
+   * Runtime "process": path of the `processRuntime` executable (must be executable, else
+   * `KNT_RUNTIME_UNAVAILABLE`).
+   */
+  processExecutable?: string;
   /**
    * Runtime "process": `"inherit"` maps an anonymous memfd that each child
    * inherits as a file descriptor; `{ mode: "named" }` creates a POSIX shm
@@ -548,8 +554,10 @@ export interface WorkerOptions {
   /** Runtime "process": arguments after the worker script (its `process.argv.slice(2)`). @default [] */
   processArgs?: string[];
   /**
-   * Runtime "process": Node flags of each worker process.
-   * @default the host's `process.execArgv` without `--inspect*`, `--eval`/`--print`, `--test*` and `--watch*`
+   * Runtime "process": flags of each worker process's runtime (for Deno,
+   * after `deno run`: its permissions).
+   * @default Node workers of a Node host: the host's `process.execArgv` without `--inspect*`,
+   * `--eval`/`--print`, `--test*` and `--watch*`; Deno workers: `["--allow-all"]`; otherwise `[]`
    */
   execArgv?: string[];
   /** Runtime "process": the whole environment of each worker process. @default process.env */
@@ -626,8 +634,8 @@ export interface BootstrapContext {
   readonly thread: number;
   /** The pool's worker count. */
   readonly totalNumberOfThread: number;
-  /** Always `"node"`: workers run on Node.js. */
-  readonly runtime: "node";
+  /** The runtime the worker runs on. */
+  readonly runtime: "node" | "bun" | "deno";
 }
 
 /**

@@ -1,6 +1,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
+import { runtime } from "./fixtures/runtime.mjs";
 
 const require = createRequire(import.meta.url);
 const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec.js");
@@ -531,12 +532,19 @@ test("very deep nesting", () => {
   // beyond what node:v8 (and structuredClone) can serialize at all
   let tooDeep = 1;
   for (let i = 0; i < 20000; i++) tooDeep = [tooDeep];
-  assertCodecError(() => new Encoder().encode(tooDeep), TypeError, CODEC_ERRORS.SERIALIZE, /serialization failed/);
+  // Bun's serializer has no such depth limit: the value goes through.
+  if (runtime !== "bun") {
+    assertCodecError(() => new Encoder().encode(tooDeep), TypeError, CODEC_ERRORS.SERIALIZE, /serialization failed/);
+  }
 });
 
 // ---- encode errors ---------------------------------------------------------------------------------
 
 test("functions are rejected with KNT_ERROR_0 and a path", () => {
+  // A short stack, so that the error fits the 512-byte slot and its cause is
+  // reached (under deno test a stack is ~580 bytes: encodeInto says "does
+  // not fit" before it gets to the function).
+  const withCause = Object.assign(new Error("x", { cause: { cb() {} } }), { stack: "Error: x" });
   const enc = new Encoder();
   const cases = [
     [function named() {}, /cannot send a function "named" \(at top level\); send data, not code/],
@@ -545,7 +553,7 @@ test("functions are rejected with KNT_ERROR_0 and a path", () => {
     [new Map([["k", () => 2]]), /\(at \.get\("k"\)\)/],
     [{ s: new Set([1, async () => 1]) }, /\(at \.s\.values\(\)\[1\]\)/],
     [{ m: new Map(), f: Math.max }, /\(at \.f\)/],
-    [new Error("x", { cause: { cb() {} } }), /\(at \.cause\.cb\)/],
+    [withCause, /\(at \.cause\.cb\)/],
   ];
   for (const [value, pattern] of cases) {
     const err = assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError,
@@ -604,7 +612,9 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
     [proxy, /serialization failed/, true],
     [throwingGetter, /serialization failed: getter exploded/, true],
   ];
-  for (const [value, pattern, hasCause] of cases) {
+  for (const [value, v8Pattern, hasCause] of cases) {
+    // JavaScriptCore's "The object can not be cloned." names no type: on Bun the path and code say it.
+    const pattern = runtime === "bun" && /WeakMap|Promise/.test(String(v8Pattern)) ? /serialization failed/ : v8Pattern;
     if (pattern === null) {
       assert.ok(enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT) > 0);
       continue;

@@ -21,6 +21,7 @@ const modes = [
 ];
 const withHardTimeout = (options, ms = HARD_MS) => ({ ...options, worker: { ...options.worker, hardTimeoutMs: ms } });
 
+
 for (const [name, options] of modes) {
   test(`${name}: calls made right after a KNT_HARD_TIMEOUT run on the replacement`, async () => {
     const pool = createPool(withHardTimeout(options))(t);
@@ -49,13 +50,17 @@ for (const [name, options] of modes) {
       // One async call per worker, each well within the limit on its own
       // and waiting for a runaway to start on its worker; then one runaway
       // per worker.
-      const innocents = Array.from({ length: options.threads }, () => pool.call.waitForRunaway(limit / 4));
+      // Their outcomes are taken at once: one may fail (its worker replaced)
+      // while the test still waits for the other worker's runaway.
+      const innocents = Array.from({ length: options.threads }, () =>
+        outcome(pool.call.waitForRunaway(limit / 4), "an async call"),
+      );
       await sleep(10);
       const runaways = Array.from({ length: options.threads }, () => pool.call.spinForever());
       for (const r of await Promise.all(runaways.map((p) => outcome(p, "a runaway")))) {
         assert.equal(r.error && r.error.code, "KNT_HARD_TIMEOUT", `a runaway got ${r.error ? r.error.code : r.value}`);
       }
-      for (const r of await Promise.all(innocents.map((p) => outcome(p, "an async call")))) {
+      for (const r of await Promise.all(innocents)) {
         if (r.error === undefined) {
           // No runaway started on its worker in time (a loaded machine): it ended on its own.
           assert.equal(r.value, "ok");

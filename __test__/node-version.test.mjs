@@ -6,6 +6,12 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { skipOn } from "./fixtures/runtime.mjs";
+
+// Each case starts a child with node's --require preload and -e.
+const skip = skipOn({
+  deno: "fakes an old Node.js through node's --require and -e, which deno's command line does not take",
+});
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const preload = fileURLToPath(new URL("./fixtures/fake-node-version.cjs", import.meta.url));
@@ -31,21 +37,23 @@ function assertRefused(child, node, napi) {
   assert.doesNotMatch(child.stderr, /native addon|npm run build/, "refused before looking for a binary");
 }
 
-test("an N-API older than 8 is refused, naming the N-API and Node.js versions needed (require and import)", () => {
+test("an N-API older than 8 is refused, naming the N-API and Node.js versions needed (require and import)", {
+  skip,
+}, () => {
   assertRefused(load({ node: "15.0.0", napi: "7" }), "15.0.0", "7");
   assertRefused(load({ node: "15.0.0", napi: "7", esm: true }), "15.0.0", "7");
   assertRefused(load({ node: "12.0.0", napi: "4" }), "12.0.0", "4");
 });
 
-test("a runtime without process.versions.napi is refused", () => {
+test("a runtime without process.versions.napi is refused", { skip }, () => {
   assertRefused(load({ node: "20.0.0", napi: "none" }), "20.0.0", "(none)");
 });
 
-test("Node.js older than 20 is refused even with a recent N-API", () => {
+test("Node.js older than 20 is refused even with a recent N-API", { skip }, () => {
   assertRefused(load({ node: "18.20.0", napi: "9" }), "18.20.0", "9");
 });
 
-test("the preload itself does not break loading: Node 20 with N-API 8 loads", () => {
+test("the preload itself does not break loading: Node 20 with N-API 8 loads", { skip }, () => {
   const child = load({ node: "20.0.0", napi: "8" });
   assert.equal(child.status, 0, child.stderr);
   assert.equal(child.stdout, "loaded\n");

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
 import { createPool, task, isMain } from "../index.mjs";
 import * as t from "./fixtures/tasks.mjs";
+import { skipOn } from "./fixtures/runtime.mjs";
 
 const settleAll = (promises) => Promise.allSettled(promises);
 
@@ -255,7 +256,12 @@ test("an inline (non-exported) function is rejected at createPool, naming the ke
   );
 });
 
-test("pools shut down while their workers are still starting leave no file descriptor open", { skip: process.platform !== "linux" && "reads /proc/self/fd" }, async () => {
+const denoKeepsFds =
+  "Deno keeps descriptors (an epoll, an eventfd) of ended worker threads that loaded any .node file: " +
+  "requiring the addon alone in 20 Deno workers, no pool, leaves 22 open, plain workers 2";
+test("pools shut down while their workers are still starting leave no file descriptor open", {
+  skip: process.platform !== "linux" ? "reads /proc/self/fd" : skipOn({ deno: denoKeepsFds }),
+}, async () => {
   const fds = () => new Set(readdirSync("/proc/self/fd").map((fd) => `${fd} ${safeLink(fd)}`));
   const warm = createPool({ threads: 1 })({ add: t.add });
   await warm.call.add([1, 1]);

@@ -1,6 +1,10 @@
 // worker.runtime "process": each worker is a Node process; calls still go
 // through shared memory (a memfd or a POSIX shm object), waits and wakes
 // through the shared futex.
+//
+// KNITTING_TEST_PROCESS_RUNTIME=bun|deno (with KNITTING_TEST_PROCESS_EXECUTABLE,
+// the path of that runtime) runs every test here with worker processes of
+// that runtime under this host (process-runtimes.test.mjs does so).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -12,6 +16,7 @@ import { aOnly } from "./fixtures/process-order-b.mjs";
 import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
 import { pid, held, crashLater, exitWith, surroundings, checksum, spin, watchAbortRecorded, lastAbort } from "./fixtures/process-tasks.mjs";
 import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
+import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
@@ -19,8 +24,18 @@ const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.met
 const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
 const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 
+// Worker processes run on the host's runtime by default.
+const childRuntime = process.env.KNITTING_TEST_PROCESS_RUNTIME || hostRuntime;
+const childExecutable = process.env.KNITTING_TEST_PROCESS_EXECUTABLE || undefined;
+/** The worker options that pick the workers' runtime (none for the default). */
+const childOptions =
+  childRuntime === hostRuntime ? {} : { processRuntime: childRuntime, processExecutable: childExecutable };
+const onlyNodeChildren = (why) =>
+  skip !== false ? skip : childRuntime === "node" ? false : `${childRuntime} worker processes: ${why}`;
+
 function processPool(options, tasks) {
-  return createPool({ threads: 1, ...options, worker: { runtime: "process", ...options.worker } })(tasks);
+  const worker = { runtime: "process", ...childOptions, ...options.worker };
+  return createPool({ threads: 1, ...options, worker })(tasks);
 }
 
 async function waitUntil(predicate, what) {
@@ -46,7 +61,10 @@ test("calls run in another process: sync, async, thrown, isMain false there", { 
     await pool.ready;
     const workerPid = await pool.call.pid();
     assert.notEqual(workerPid, process.pid);
-    assert.equal((await pool.call.surroundings("X")).ppid, process.pid);
+    const seen = await pool.call.surroundings("X");
+    assert.equal(seen.ppid, process.pid);
+    // The host's runtime unless worker.processRuntime names another.
+    assert.equal(seen.runtime, childRuntime, "the worker process runs on the expected runtime");
     assert.equal((await pool.call.surroundings("X")).isMain, false);
     assert.equal(await pool.call.add([2, 3]), 5);
     assert.equal(await pool.call.delayed(["later", 5]), "later");
@@ -246,7 +264,9 @@ test("named shared memory: the name goes once workers mapped it, and after a cra
 
 test("named shared memory: nothing is left after the host is SIGKILLed, and its workers exit", { skip }, async () => {
   const prefix = uniquePrefix("killed-host");
-  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix], { stdio: ["ignore", "pipe", "inherit"] });
+  const host = spawn(process.execPath, [fixture("process-host-named.mjs"), prefix, JSON.stringify(childOptions)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   host.stdout.on("data", (chunk) => (out += chunk));
   const exited = new Promise((resolve) => host.on("exit", (code, signal) => resolve(signal)));
@@ -259,13 +279,16 @@ test("named shared memory: nothing is left after the host is SIGKILLed, and its 
   await waitUntil(() => workers.every((p) => !alive(p)), "the orphaned workers to exit");
 });
 
+/** Harmless flags of each runtime (Deno's replace its default --allow-all). */
+const CHILD_FLAGS = { node: ["--no-warnings"], bun: ["--smol"], deno: ["--allow-all", "--no-prompt"] };
+
 test("worker.processCommandPrefix wraps the command; processArgs, execArgv and env reach the child", { skip }, async () => {
   const pool = processPool(
     {
       worker: {
         processCommandPrefix: ["/bin/sh", fixture("process-wrapper.sh")],
         processArgs: ["--from-test"],
-        execArgv: ["--no-warnings"],
+        execArgv: CHILD_FLAGS[childRuntime],
         env: { ...process.env, KNT_TEST_VALUE: "value from the host" },
       },
     },
@@ -275,14 +298,19 @@ test("worker.processCommandPrefix wraps the command; processArgs, execArgv and e
     const wrapped = await pool.call.surroundings("KNT_WRAPPED");
     assert.equal(wrapped.env, "wrapped by process-wrapper.sh");
     assert.deepEqual(wrapped.argv, ["--from-test"]);
-    assert.deepEqual(wrapped.execArgv, ["--no-warnings"]);
+    // Deno's process.execArgv is always empty: its flags are not shown there.
+    if (childRuntime !== "deno") assert.deepEqual(wrapped.execArgv, CHILD_FLAGS[childRuntime]);
     assert.equal((await pool.call.surroundings("KNT_TEST_VALUE")).env, "value from the host");
   } finally {
     await pool.shutdown();
   }
 });
 
-test("the host's --inspect flags (and its -e script) are not passed on by default", { skip }, async () => {
+const nodeFlags =
+  hostRuntime !== "node"
+    ? `${hostRuntime}: starts a host with node's --inspect and -e`
+    : onlyNodeChildren("a Node host's flags go to Node worker processes only");
+test("the host's --inspect flags (and its -e script) are not passed on by default", { skip: nodeFlags }, async () => {
   const script = `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import { surroundings } from ${JSON.stringify(new URL("./fixtures/process-tasks.mjs", import.meta.url).href)};
@@ -306,19 +334,44 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
   assert.deepEqual(worker, ["--no-warnings", "--input-type=module"]);
 });
 
-test("deno and bun give a clear error when their executable is absent", { skip }, () => {
+test("a runtime other than the host's gives a clear error when its executable is absent", { skip }, () => {
   const saved = process.env.PATH;
   process.env.PATH = fileURLToPath(new URL("./fixtures/", import.meta.url));
   try {
-    for (const runtime of ["deno", "bun"]) {
+    // The host's own runtime is process.execPath, never looked up.
+    for (const runtime of ["node", "deno", "bun"].filter((r) => r !== hostRuntime)) {
       assert.throws(
         () => createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime } })({ add }),
-        (err) => err.code === "KNT_RUNTIME_UNAVAILABLE" && err.message.includes(`"${runtime}" is not available on this machine`),
+        (err) =>
+          err.code === "KNT_RUNTIME_UNAVAILABLE" &&
+          err.message.includes(`"${runtime}" is not available on this machine`) &&
+          err.message.includes("worker.processExecutable"),
       );
     }
   } finally {
     process.env.PATH = saved;
   }
+});
+
+test("worker.processExecutable that is not an executable is refused, naming it and the runtime", { skip }, () => {
+  const missing = fileURLToPath(new URL("./fixtures/no-such-runtime", import.meta.url));
+  for (const runtime of ["node", "deno", "bun"]) {
+    assert.throws(
+      () =>
+        createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })({
+          add,
+        }),
+      (err) =>
+        err.code === "KNT_RUNTIME_UNAVAILABLE" &&
+        err.message.includes(`worker.processRuntime "${runtime}"`) &&
+        err.message.includes(`worker.processExecutable ${JSON.stringify(missing)}`),
+    );
+  }
+  assert.throws(
+    () => createPool({ threads: 1, worker: { runtime: "process", processExecutable: "" } })({ add }),
+    (err) =>
+      err.code === "KNT_INVALID_OPTION" && /worker\.processExecutable must be a non-empty path/.test(err.message),
+  );
 });
 
 test("process options are checked and named", { skip }, () => {

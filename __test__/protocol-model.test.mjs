@@ -14,6 +14,7 @@ import { explore, ModelViolation } from "./model/checker.mjs";
 import { StealModel } from "./model/steal-model.mjs";
 import { broken } from "./model/steal-broken.mjs";
 import { LaneModel, laneBroken } from "./model/lane-model.mjs";
+import { skipOn } from "./fixtures/runtime.mjs";
 
 const MAX_STATES = 1_500_000;
 
@@ -198,7 +199,10 @@ for (const [variant, config, pattern] of laneBrokenCases) {
   });
 }
 
-test("the checker drives the shipped loops: serve() is exactly `while (this.turn());`", async () => {
+const transpiled = "Bun prints transpiled function text (`while (this.turn()) ;`), which this test compares";
+test("the checker drives the shipped loops: serve() is exactly `while (this.turn());`", {
+  skip: skipOn({ bun: transpiled }),
+}, async () => {
   // The models run each turn of serve()'s loop as its own op; that is only
   // the shipped loop if serve() is that loop and nothing else.
   const { createRequire } = await import("node:module");

@@ -8,11 +8,14 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { skipOn } from "./fixtures/runtime.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const FILES = ["pool.test.mjs", "stress.test.mjs", "lifecycle-options.test.mjs", "codec.test.mjs", "bare.test.mjs"];
 
-test(`with worker processes: ${FILES.join(", ")}`, () => {
+const nodeTest =
+  "runs the files again through node --test; process-workers.test.mjs covers this runtime's worker processes";
+test(`with worker processes: ${FILES.join(", ")}`, { skip: skipOn({ bun: nodeTest, deno: nodeTest }) }, () => {
   const env = { ...process.env, KNITTING_WORKER_RUNTIME: "process" };
   delete env.KNITTING_DEBUG;
   delete env.NODE_TEST_CONTEXT; // a fresh test run, not a subtest of this one

@@ -11,10 +11,18 @@ import * as T from "./fixtures/fault-tasks.mjs";
 import * as W from "./fixtures/trap-worker-creates.mjs";
 import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
 import { within } from "./fixtures/fault-helpers.mjs";
+import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const { resolveOptions } = createRequire(import.meta.url)("../lib/options.js");
+
+/** Node's `file` and `--input-type=module -e script` in the host runtime's words. */
+function runtimeArgs(args) {
+  if (hostRuntime !== "deno") return args;
+  if (args[0] === "--input-type=module" && args[1] === "-e") return ["eval", ...args.slice(2)];
+  return ["run", "-A", ...args];
+}
 
 /**
  * Runs `node args` in the package root; resolves { code, signal, stdout,
@@ -23,7 +31,10 @@ const { resolveOptions } = createRequire(import.meta.url)("../lib/options.js");
  */
 function run(args, { env = {}, limitMs = 30_000 } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, KNITTING_DEBUG: "", ...env } });
+    const child = spawn(process.execPath, runtimeArgs(args), {
+      cwd: ROOT,
+      env: { ...process.env, KNITTING_DEBUG: "", ...env },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -48,7 +59,8 @@ for (const runtime of ["thread", "process"]) {
     assert.match(r.stderr, /createPool was called inside a pool worker/);
     assert.match(r.stderr, /Guard it with `if \(isMain\)/);
     assert.match(r.stderr, /move createPool out of the task module/);
-    assert.match(r.stderr, /code: 'KNT_POOL_IN_WORKER'/);
+    // Bun prints code: "..." (Node '...'); Deno prints no properties of an uncaught error.
+    if (hostRuntime !== "deno") assert.match(r.stderr, /code: ['"]KNT_POOL_IN_WORKER['"]/);
     assert.doesNotMatch(r.stdout, /result/, "the call rejects with that error");
   });
 }
@@ -93,7 +105,13 @@ for (const [runtime, doorbell] of [["thread", true], ["thread", false], ["proces
   });
 }
 
-test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error is printed once without any debug flag", async () => {
+const denoListen =
+  "the task module's listen() fails before the worker reports ready on Deno, so the pool rejects pool.ready " +
+  "(a lane whose first worker dies while starting fails the pool) and no back-off follows; " +
+  "Deno also prints each worker's uncaught error itself";
+test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error is printed once without any debug flag", {
+  skip: skipOn({ deno: denoListen }),
+}, async () => {
   const r = await run([fixture("trap-listen.mjs")], { env: { TRAP_WINDOW_MS: "4000" } });
   assert.equal(r.timedOut, false, r.stderr);
   assert.equal(r.code, 0, r.stderr);
@@ -288,7 +306,11 @@ test("worker.bootstrap gets (data, { thread, totalNumberOfThread, runtime })", a
     const seen = new Set();
     for (let i = 0; i < 200 && seen.size < 2; i++) seen.add(JSON.stringify(await pool.call.bootContext()));
     const contexts = [...seen].map((s) => JSON.parse(s)).sort((a, b) => a.context.thread - b.context.thread);
-    assert.deepEqual(contexts[0], { data: { tag: "t1" }, context: { thread: 0, totalNumberOfThread: 2, runtime: "node" }, frozen: true });
+    assert.deepEqual(contexts[0], {
+      data: { tag: "t1" },
+      context: { thread: 0, totalNumberOfThread: 2, runtime: hostRuntime },
+      frozen: true,
+    });
     if (contexts.length === 2) assert.equal(contexts[1].context.thread, 1);
   } finally {
     await pool.shutdown();

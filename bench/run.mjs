@@ -593,7 +593,13 @@ async function main() {
   const out = [];
   out.push("");
   out.push(`knitting-native benchmark — ${date.toISOString()}`);
-  out.push(`Node ${process.version} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
+  // Under Bun and Deno (bench:bun, bench:deno) the pools run on that runtime.
+  const runtime = process.versions.bun
+    ? `Bun ${process.versions.bun}`
+    : process.versions.deno
+      ? `Deno ${process.versions.deno}`
+      : `Node ${process.version}`;
+  out.push(`${runtime} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
     `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
   const calls = runsCalls ? await callsTable(opts, cfg, selected) : null;
   if (calls) out.push(...calls.lines);

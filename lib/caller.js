@@ -39,6 +39,8 @@ function callerHref() {
     for (const site of sites) {
       const file = site.getFileName && site.getFileName();
       if (!file || file.startsWith("node:") || file.startsWith("internal/")) continue;
+      // Bun names a built-in's frame (Array.from's callback caller) "[unknown]".
+      if (file === "[unknown]" || (typeof site.isNative === "function" && site.isNative())) continue;
       if (isPackageFrame(file)) continue;
       return toHref(file);
     }

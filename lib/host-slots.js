@@ -190,6 +190,12 @@ const slotMethods = {
       else process.emitWarning(err);
       return;
     }
+    if (!Slot.isStatus(status)) {
+      // Not an answer: a forged RES/DONE bit (the worker may still be
+      // running the call: its block, if any, is left to it) or a stray write.
+      this.finish(call, false, regionCorruptError(`slot ${index} holds no answer (status word ${status})`));
+      return;
+    }
     // The worker is done with the slot, and so with the call's abort word.
     this.releaseSignal(call);
     if (this.timing && !call.done) this.stats.answered(call, this.topology.workerOf(call), Slot.runMicrosOf(i32, w));

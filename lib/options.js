@@ -3,6 +3,7 @@
 
 const os = require("node:os");
 const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
+const runtimes = require("./runtimes/index.js");
 const server = require("./server-options.js");
 const { resolveElastic, ELASTIC_KEYS } = require("./elastic-options.js");
 const {
@@ -162,6 +163,7 @@ function resolveTimers(timers) {
 /** Keys of the `worker` group that only a process runtime uses. */
 const PROCESS_KEYS = [
   "processRuntime",
+  "processExecutable",
   "processSharedMemory",
   "processCommandPrefix",
   "processArgs",
@@ -187,13 +189,15 @@ function resolveProcess(worker, out) {
         'worker.execArgv (e.g. "--max-old-space-size=512")',
     );
   }
+  // Worker processes run on the host's own runtime unless processRuntime says otherwise.
   const proc = {
-    runtime: "node",
+    runtime: runtimes.host.name,
     sharedMemory: { mode: "inherit", namePrefix: undefined },
     commandPrefix: [],
     args: [],
     execArgv: undefined,
     env: undefined,
+    executable: undefined,
   };
   if (worker.processRuntime !== undefined) {
     if (!PROCESS_RUNTIMES.includes(worker.processRuntime)) {
@@ -204,6 +208,16 @@ function resolveProcess(worker, out) {
       );
     }
     proc.runtime = worker.processRuntime;
+  }
+  if (worker.processExecutable !== undefined) {
+    if (typeof worker.processExecutable !== "string" || worker.processExecutable === "") {
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.processExecutable must be a non-empty path to the ${proc.runtime} executable, ` +
+          `got ${describe(worker.processExecutable)}`,
+      );
+    }
+    proc.executable = worker.processExecutable;
   }
   const shm = worker.processSharedMemory;
   if (shm !== undefined && shm !== "inherit") {

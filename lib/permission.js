@@ -14,6 +14,7 @@
 
 const { dirname, isAbsolute, join, resolve } = require("node:path");
 const { fileURLToPath } = require("node:url");
+const { host } = require("./runtimes/index.js");
 
 const MODES = ["strict", "unsafe", "custom"];
 const KEYS = [
@@ -219,6 +220,14 @@ const nodeProcess = {
   check(policy) {
     const runtime = this.name();
     const given = policy.given;
+    // The flags below are what the host's own Node.js offers; a Bun or Deno
+    // host cannot tell what the worker processes' Node.js has.
+    if (host.name !== "node") {
+      throw optionError(
+        "permission for Node.js worker processes needs a Node.js host (it uses the permission flags of the " +
+          `host's own Node.js); this host runs ${host.name} ${host.version()}`,
+      );
+    }
     if (nodePermissionFlag() === null) throw refused([...given][0] || "mode", runtime, "this Node.js has no permission model");
     if (nonEmpty(policy.denyRead)) throw refused("denyRead", runtime, "Node's permission model has no deny lists; allow only what may be read (permission.read)");
     if (nonEmpty(policy.denyWrite)) throw refused("denyWrite", runtime, "Node's permission model has no deny lists; allow only what may be written (permission.write)");

@@ -261,7 +261,12 @@ class Pool {
       this.ready[lane] = false;
       if (this.state === CLOSED) return;
       const how = signal ? `signal ${signal}` : `code ${code}`;
-      if (!this.everReady[lane] && this.failure === null) {
+      // Not when the host ended it (a hard timeout) or it left to be
+      // recycled: a worker can run calls before its "ready" reaches the host
+      // (Deno delivers a worker's messages when its event loop turns, which
+      // a runaway task never lets; a Deno host met a recycled worker
+      // process's exit before its "ready").
+      if (!this.everReady[lane] && this.killedFor[lane] === null && recycled === null && this.failure === null) {
         // The lane's first worker died while importing the task modules: a
         // restart would too.
         this.fail(
@@ -277,9 +282,11 @@ class Pool {
       this.killedFor[lane] = null;
       this.topology.workersChanged();
       const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
-      // Calls a replacement held before it was ready never ran: they reject
-      // with the start-up error (the pool's first), not a WorkerExitError.
-      const startError = !wasReady && !killed ? this.startup.firstError(own) : null;
+      // Calls a replacement held before it was ready never ran: when it
+      // reported why it could not start, they reject with the start-up error
+      // (the pool's first), not a WorkerExitError. One ended from outside
+      // while starting reported nothing: its calls get its WorkerExitError.
+      const startError = !wasReady && !killed && reported !== null ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by

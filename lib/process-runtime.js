@@ -5,7 +5,9 @@
 // memfd it hands each child as an inherited descriptor, or from a POSIX shm
 // name the child reopens (worker.processSharedMemory). The IPC channel only
 // carries start-up: the host's "start", the child's "mapped", "ready" or
-// "init-error". Waits and wakes on the region go through the Rust shared
+// "init-error" (ipc-message.js). The children run on Node, Bun or Deno
+// (worker.processRuntime; runtimes/ says how each starts). Waits and wakes
+// on the region go through the Rust shared
 // futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on
 // which Atomics.wait throws and Atomics.notify wakes nobody.
 
@@ -14,6 +16,8 @@ const { EventEmitter } = require("node:events");
 const { accessSync, constants } = require("node:fs");
 const { join, delimiter } = require("node:path");
 const native = require("./native.js");
+const runtimes = require("./runtimes/index.js");
+const { pack, unpack } = require("./ipc-message.js");
 const { permissionFlags, transportReads, PERMISSION_FLAG } = require("./permission.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "process-worker.js");
@@ -24,30 +28,7 @@ const CHILD_MEMORY_FD = 4;
 /** The payload region starts on a page of its own. */
 const PAGE = 4096;
 
-// Host flags a worker process should not copy: a second inspector on the
-// same port fails to start (and a debugger attaches to the host, not it);
-// the host's own entry (an --eval script, --test, --watch) is not the
-// worker's.
-const DROPPED_FLAG = /^--(inspect|inspect-brk|inspect-wait|inspect-port|debug|debug-brk|debug-port|test|test-[a-z-]+|watch|watch-path|watch-preserve-output)(=|$)/;
-const FLAG_WITH_VALUE = new Set(["-e", "--eval", "-p", "--print", "--inspect-port", "--debug-port", "--watch-path", "--test-name-pattern", "--test-reporter", "--test-reporter-destination"]);
-
-/** process.execArgv without what a worker process must not inherit. */
-function inheritedExecArgv() {
-  const out = [];
-  const argv = process.execArgv;
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (FLAG_WITH_VALUE.has(flag)) {
-      i++; // its value is the next element
-      continue;
-    }
-    if (DROPPED_FLAG.test(flag) || /^--(eval|print)=/.test(flag)) continue;
-    out.push(flag);
-  }
-  return out;
-}
-
-/** Runtimes besides node that `processRuntime` names. */
+/** The first executable called `name` on PATH, or null. */
 function findOnPath(name) {
   for (const dir of (process.env.PATH || "").split(delimiter)) {
     if (dir === "") continue;
@@ -59,6 +40,34 @@ function findOnPath(name) {
     }
   }
   return null;
+}
+
+/**
+ * The executable of the worker processes' runtime: worker.processExecutable,
+ * else the host's own when the runtimes agree, else `<runtime>` on PATH.
+ */
+function resolveExecutable(proc) {
+  const runtime = proc.runtime;
+  if (proc.executable !== undefined) {
+    try {
+      accessSync(proc.executable, constants.X_OK);
+    } catch (err) {
+      throw unavailable(
+        `worker.processRuntime "${runtime}": worker.processExecutable ${JSON.stringify(proc.executable)} ` +
+          `is not an executable file (${err.code || err.message}); point it at the ${runtime} executable`,
+      );
+    }
+    return proc.executable;
+  }
+  if (runtime === runtimes.host.name) return process.execPath;
+  const found = findOnPath(runtime);
+  if (found === null) {
+    throw unavailable(
+      `worker.processRuntime "${runtime}" is not available on this machine: no ${runtime} executable on PATH; ` +
+        `install ${runtime} or set worker.processExecutable to its path`,
+    );
+  }
+  return found;
 }
 
 function unavailable(message) {
@@ -85,15 +94,20 @@ class ProcessHandle extends EventEmitter {
     this.exitPromise = new Promise((resolve) => {
       this.resolveExit = resolve;
     });
-    child.on("message", (msg) => {
+    child.on("message", (raw) => {
+      const msg = unpack(raw).message;
       if (msg && msg.type === "mapped") onMapped(this);
       else this.emit("message", msg);
     });
     child.on("error", (err) => {
       if (child.pid === undefined) {
         // A failed spawn (a missing command prefix, say) may never emit exit.
-        this.emit("error", new Error(`knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`, { cause: err }));
-        this.exit(null, null);
+        // Bun reports it inside spawn(), before the pool listens: a tick later.
+        process.nextTick(() => {
+          const message = `knitting-native: cannot start a worker process (${child.spawnfile}): ${err.message}`;
+          this.emit("error", new Error(message, { cause: err }));
+          this.exit(null, null);
+        });
       } else {
         this.emit("error", err);
       }
@@ -110,13 +124,17 @@ class ProcessHandle extends EventEmitter {
 
   /** The process and its IPC channel stop holding the host's event loop (liveness.js). */
   unref() {
+    // A child that never started holds nothing (and Deno's unref() throws on it).
+    if (this.child.pid === undefined) return;
     this.child.unref();
-    if (this.child.channel) this.child.channel.unref();
+    runtimes.host.unrefChannel(this.child);
   }
 
   /** A message to the worker process (as Worker.postMessage); dropped once it is gone. */
   postMessage(message) {
-    if (!this.exited && this.child.connected) this.child.send(message, undefined, undefined, () => {});
+    if (!this.exited && this.child.connected) {
+      this.child.send(pack(message, this.serialization), undefined, undefined, () => {});
+    }
   }
 
   /** Ends the process at once (it may be stuck in a synchronous loop). */
@@ -132,17 +150,19 @@ class ProcessRuntime {
     if (process.platform !== "linux" || typeof native.ProcessMemory !== "function") {
       throw unavailable(`worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`);
     }
-    if (proc.runtime !== "node") {
-      if (findOnPath(proc.runtime) === null) {
-        throw unavailable(`worker.processRuntime "${proc.runtime}" is not available on this machine: no ${proc.runtime} executable on PATH`);
-      }
-      throw unavailable(`worker.processRuntime "${proc.runtime}" is not supported yet; use "node"`);
-    }
+    this.child = runtimes.runtime(proc.runtime);
+    this.executable = resolveExecutable(proc);
+    // V8's serializer between two Node processes; JSON with codec bytes otherwise (ipc-message.js).
+    this.serialization = runtimes.ipcBetween(this.child);
+    // The worker checks each task's function text against the host's, which
+    // only means something when both runtimes print functions alike.
+    this.sameSourceText = this.child.sourceText === runtimes.host.sourceText;
     // The permission option (permission.js) gives each worker process its
     // runtime's flags; the host's own permission flags are then not copied.
     this.permission = worker.permission === undefined ? null : worker.permission;
     this.restricted = this.permission !== null && !this.permission.unrestricted;
-    let execArgv = proc.execArgv !== undefined ? proc.execArgv : inheritedExecArgv();
+    let execArgv =
+      proc.execArgv !== undefined ? proc.execArgv : this.child.defaultExecArgv(this.child === runtimes.host);
     if (this.restricted && proc.execArgv === undefined) execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
     this.prefix = proc.commandPrefix;
     this.execArgv = execArgv;
@@ -193,16 +213,32 @@ class ProcessRuntime {
     if (this.command === null) {
       const hrefs = [...workerData.tasks.map((t) => t.href), workerData.bootstrap ? workerData.bootstrap.href : undefined];
       const transport = { read: transportReads(native[Symbol.for("knitting-native.addonFile")], hrefs) };
-      const flags = permissionFlags(this.permission, "node", transport);
-      this.command = [...this.prefix, process.execPath, ...flags, ...this.execArgv, PROCESS_WORKER_FILE, ...this.args];
+      const flags = permissionFlags(this.permission, this.child.name, transport);
+      const runtimeCommand = this.child.workerCommand(this.executable, [...flags, ...this.execArgv], PROCESS_WORKER_FILE);
+      this.command = [...this.prefix, ...runtimeCommand, ...this.args];
     }
     const [file, ...args] = this.command;
-    const child = spawn(file, args, { stdio, env: this.env, serialization: "advanced" });
+    const child = spawn(file, args, { stdio, env: this.env, serialization: this.serialization });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
-    const setup = { ...workerData, control: undefined, payload: undefined, region, ...this.layout, console: this.permission === null || this.permission.console };
-    child.send({ type: "start", setup }, (err) => {
+    const tasks = this.sameSourceText
+      ? workerData.tasks
+      : workerData.tasks.map((entry) => ({ ...entry, source: null }));
+    const consoleOn = this.permission === null || this.permission.console;
+    const setup = {
+      ...workerData,
+      tasks,
+      control: undefined,
+      payload: undefined,
+      region,
+      ...this.layout,
+      console: consoleOn,
+    };
+    // A child that could not start has nothing to send to (Deno gives it no
+    // send()): its "error" reports why.
+    if (child.pid === undefined) return handle;
+    child.send(pack({ type: "start", setup }, this.serialization), (err) => {
       // The child died before it could read: its exit reports that.
       if (err) handle.emit("error", err);
     });

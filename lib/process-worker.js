@@ -3,6 +3,7 @@
 // then serves its lane (serve.js). It parks on a Rust thread that sleeps on
 // the shared futex (src/process/waiter.rs), so its event loop keeps running
 // while it waits. It exits when the host goes away (the IPC channel closes).
+// The same file runs under Node, Bun and Deno (worker.processRuntime).
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
@@ -11,6 +12,10 @@ require("./worker-context.js").markPoolWorker();
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
 const { PROCESS_REFUSAL } = require("./shared-refs.js");
+const { pack, unpack } = require("./ipc-message.js");
+
+/** The host's serialization, learnt from its "start" message: answers go the same way. */
+let serialization = "advanced";
 
 /**
  * Sends to the host. A host that is gone (killed) is not an error here: the
@@ -19,7 +24,7 @@ const { PROCESS_REFUSAL } = require("./shared-refs.js");
  */
 function send(message) {
   if (!process.connected) return;
-  process.send(message, undefined, undefined, () => {});
+  process.send(pack(message, serialization), undefined, undefined, () => {});
 }
 
 /**
@@ -92,7 +97,10 @@ function start(setup) {
 let started = false;
 let served = null; // serveLane's handle: an elastic pool's "leave" (serve.js leave())
 // The listener also keeps the channel, and so this process, alive.
-process.on("message", (message) => {
+process.on("message", (raw) => {
+  const got = unpack(raw);
+  const message = got.message;
+  if (!started) serialization = got.serialization;
   if (!started && message && message.type === "start") {
     started = true;
     start(message.setup);
@@ -109,3 +117,15 @@ function hostGone() {
   process.exit(0);
 }
 process.on("disconnect", hostGone);
+
+// The channel's end of file is not always seen: a runtime that lets the
+// host's end of the IPC socket leak into a worker process (Deno 2.9 does
+// when it starts two at once) keeps that channel open after the host dies,
+// and the worker would live on, orphaned. So the worker also watches its
+// parent: once it is re-parented (the host, or the command prefix that runs
+// it, is gone) it ends. Checked every second by a timer that holds nothing open.
+const parent = process.ppid;
+const PARENT_CHECK_MS = 1000;
+setInterval(() => {
+  if (process.ppid !== parent) hostGone();
+}, PARENT_CHECK_MS).unref();

@@ -9,6 +9,8 @@
 // start-up.
 
 const native = require("./native.js");
+// The runtime this worker runs on ("node", "bun", "deno"), for the bootstrap context.
+const runtimeName = require("./runtimes/index.js").host.name;
 const { L } = require("./lane.js");
 const Slot = require("./slot.js");
 const { openLane } = require("./serve-lane.js");
@@ -105,10 +107,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
       );
     }
-    // The context knitting gives its bootstrap; workers here always run on Node.
+    // The context knitting gives its bootstrap.
     await fn(
       bootstrap.data,
-      Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: "node" }),
+      Object.freeze({ thread: laneIndex, totalNumberOfThread: setup.totalNumberOfThread, runtime: runtimeName }),
     );
   }
 
@@ -126,7 +128,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
               "when the worker imported that module; declare tasks at the module's top level, unconditionally",
           );
         }
-        if (Function.prototype.toString.call(found.f) !== entry.source) {
+        // source null: host and worker runtimes print functions differently (runtimes/).
+        if (entry.source !== null && Function.prototype.toString.call(found.f) !== entry.source) {
           // Same position, other function: task() calls differ between host
           // and worker (one of them runs only on one side).
           throw new Error(
@@ -147,7 +150,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         return fn;
       }
       const fn = modules.get(entry.href)[entry.name];
-      if (typeof fn !== "function" || Function.prototype.toString.call(fn) !== entry.source) {
+      if (
+        typeof fn !== "function" ||
+        (entry.source !== null && Function.prototype.toString.call(fn) !== entry.source)
+      ) {
         throw new TypeError(
           `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
             "export the function itself or declare it with task({ f })",

@@ -114,10 +114,17 @@ class WorkerSharedRefs {
     this.seq = 0;
     this.pending = [];
     this.known = new Map(); // host seq -> buffer
-    // Messages also arrive while the worker idles, so releases are applied
-    // without waiting for the next reference to drain them.
-    port.on("message", (message) => this.take(message));
+    // The port is read only synchronously, never through a "message"
+    // listener: on Deno a listener's pending receive takes a message off the
+    // port before its event fires, so a call decoded in between would not
+    // find its buffer (receiveMessageOnPort sees nothing). Releases sent
+    // while the worker idles are applied when it parks (drain()).
     port.unref();
+  }
+
+  /** Applies what the host sent (buffers, releases); the worker calls it before it parks. */
+  drain() {
+    for (let msg; (msg = receiveMessageOnPort(this.port)) !== undefined; ) this.take(msg.message);
   }
 
   take(message) {

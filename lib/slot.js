@@ -35,9 +35,16 @@ const MAX_RUN_MICROS = 2 ** 31 - 1;
 /** EXT when the bytes are inline, as an Int32Array element reads it. */
 const NO_EXT = L.noExt | 0;
 
-/** A response's status (in the TASK word). */
-const STATUS_VALUE = 0;
-const STATUS_THROWN = 1;
+/**
+ * A response's status (in the TASK word, where the request had its task
+ * index, 0 to 65,535). Values no task index takes: a slot read before its
+ * worker answered (a forged RES or DONE bit), or whose word was overwritten,
+ * is then told from an answer (isStatus) instead of settling its call with
+ * its own request, or rejecting it with its value.
+ */
+const STATUS_VALUE = 0x4b4e5600;
+const STATUS_THROWN = 0x4b4e5601;
+const isStatus = (status) => status === STATUS_VALUE || status === STATUS_THROWN;
 
 /**
  * The STARTED word: the host's hard timeout reads it to tell the call that
@@ -112,6 +119,7 @@ module.exports = {
   NO_EXT,
   STATUS_VALUE,
   STATUS_THROWN,
+  isStatus,
   STARTED,
   writeRequest,
   taskOf,

@@ -5,12 +5,21 @@
 
 const { Worker } = require("node:worker_threads");
 const { join } = require("node:path");
+const runtimes = require("./runtimes/index.js");
 
 const WORKER_FILE = join(__dirname, "worker.js");
 
 class ThreadRuntime {
   constructor(worker) {
-    this.resourceLimits = worker.resourceLimits;
+    if (worker.resourceLimits !== undefined && !runtimes.host.threadResourceLimits) {
+      const err = new TypeError(
+        `knitting-native: worker.resourceLimits is not supported on ${runtimes.host.name} ` +
+          `${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it out on this runtime`,
+      );
+      err.code = "KNT_INVALID_OPTION";
+      throw err;
+    }
+    this.threadOptions = runtimes.host.threadOptions(worker.resourceLimits);
     // What exit-guard.js enforces in each worker under the permission option.
     const policy = worker.permission === undefined ? null : worker.permission;
     this.guard = { exit: policy !== null && !policy.unrestricted, console: policy === null || policy.console };
@@ -34,7 +43,9 @@ class ThreadRuntime {
   spawn(workerData) {
     // The port for SharedArrayBuffers (shared-refs.js) moves to the worker.
     const transferList = workerData.sharedPort !== undefined ? [workerData.sharedPort] : undefined;
-    return new Worker(WORKER_FILE, { resourceLimits: this.resourceLimits, workerData: { ...workerData, guard: this.guard }, transferList });
+    // The runtime's own adjustments to its Worker (runtimes/<name>.js).
+    const options = { ...this.threadOptions, workerData: { ...workerData, guard: this.guard }, transferList };
+    return runtimes.host.threadWorker(new Worker(WORKER_FILE, options));
   }
 
   close() {}

@@ -28,14 +28,35 @@ parentPort.on("message", (message) => {
 // again (the serve loop treats an early wake like any other).
 const parkMs = workerData.parkMs;
 
+/**
+ * Sends a start-up message. An error the runtime cannot clone (Bun refuses
+ * some module-loader errors with a DataCloneError) goes as a plain Error
+ * with its name, message, stack and code.
+ */
+function report(message) {
+  try {
+    parentPort.postMessage(message);
+  } catch {
+    const error = message.error;
+    const copy = new Error(String(error && error.message !== undefined ? error.message : error));
+    if (error && typeof error.name === "string") copy.name = error.name;
+    if (error && typeof error.stack === "string") copy.stack = error.stack;
+    parentPort.postMessage({ type: message.type, code: message.code, error: copy });
+  }
+}
+
+const shared = new WorkerSharedRefs(workerData.sharedPort, workerData.lane);
+
 served = serveLane(workerData, {
   sleep(index, value, wake) {
+    // Releases of settled calls' buffers, before a possibly long park.
+    shared.drain();
     const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
     if (wait.async) wait.value.then(wake);
     else setImmediate(wake);
   },
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
-  shared: new WorkerSharedRefs(workerData.sharedPort, workerData.lane),
-  report: (message) => parentPort.postMessage(message),
+  shared,
+  report,
   wrapTask: wrap,
 });

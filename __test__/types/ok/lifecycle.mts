@@ -213,6 +213,7 @@ createPool({
   worker: {
     runtime: "process",
     processRuntime: "node",
+    processExecutable: "/usr/bin/node",
     processSharedMemory: { mode: "named", namePrefix: "my-app" },
     processCommandPrefix: ["/usr/bin/env"],
     processArgs: ["--flag"],
@@ -227,6 +228,7 @@ type _workerKeys = Assert<
     keyof WorkerOptions,
     | "runtime"
     | "processRuntime"
+    | "processExecutable"
     | "processSharedMemory"
     | "processCommandPrefix"
     | "processArgs"
