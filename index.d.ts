@@ -835,7 +835,15 @@ export interface PoolOptions {
 export type PermissionPath = string | URL;
 
 /** System information names of {@link PermissionPolicy.sys} (Deno's). */
-export type PermissionSysName = "hostname" | "osRelease" | "osUptime" | "loadavg" | "networkInterfaces" | "systemMemoryInfo" | "uid" | "gid";
+export type PermissionSysName =
+  | "hostname"
+  | "osRelease"
+  | "osUptime"
+  | "loadavg"
+  | "networkInterfaces"
+  | "systemMemoryInfo"
+  | "uid"
+  | "gid";
 
 /**
  * A permission policy, with knitting's keys and meanings. Keys left out
@@ -886,7 +894,13 @@ export interface PermissionPolicy {
   /** Whether task code may use WASI. @default false */
   wasi?: boolean;
   /** knitting's older spellings: `allowWorker` = `workers`, `allowChildProcess` = `run: true`, `allowAddons`/`allowFfi` = `ffi: true`, `allowWasi` = `wasi`. */
-  node?: { allowWorker?: boolean; allowChildProcess?: boolean; allowAddons?: boolean; allowFfi?: boolean; allowWasi?: boolean };
+  node?: {
+    allowWorker?: boolean;
+    allowChildProcess?: boolean;
+    allowAddons?: boolean;
+    allowFfi?: boolean;
+    allowWasi?: boolean;
+  };
   /** Deno's own settings (validated; applied once Deno worker processes exist). */
   deno?: { lock?: boolean | PermissionPath; frozen?: boolean; allowRun?: boolean };
 }
@@ -967,7 +981,13 @@ export interface KnittingError extends Error {
  * is not re-run. Made by the pool; test for it with `instanceof`.
  */
 export declare class WorkerExitError extends Error {
-  constructor(lane: number, threadId: number | undefined, exitCode: number | null, cause?: unknown, proc?: { pid: number; signal: string | null });
+  constructor(
+    lane: number,
+    threadId: number | undefined,
+    exitCode: number | null,
+    cause?: unknown,
+    proc?: { pid: number; signal: string | null },
+  );
   readonly name: "WorkerExitError";
   readonly code: "KNT_WORKER_EXIT";
   /** Index of the pool's worker (its lane) that exited, from 0. */

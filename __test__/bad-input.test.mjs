@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createPool, task, stableTaskID } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import { within, settleAll, show } from "./fixtures/fault-helpers.mjs";
-import { runtime, } from "./fixtures/runtime.mjs";
+import { runtime } from "./fixtures/runtime.mjs";
 
 const native = createRequire(import.meta.url)("../lib/native.js");
 const SETTLE_MS = 20_000;
@@ -33,19 +33,37 @@ const OPTION_CASES = [
   bad({ payload: { nope: 1 } }, TypeError, "payload.nope"),
   bad({ payload: { maxPayloadByte: 1 } }, TypeError, "payload.maxPayloadByte"),
   ...["payloadInitialBytes", "payloadMaxByteLength", "maxPayloadBytes"].flatMap((k) => [
-    ...["1", 1.5, NaN, Infinity, null, false, {}, 1n].map((v) => bad({ payload: { [k]: v } }, TypeError, `payload.${k}`)),
+    ...["1", 1.5, NaN, Infinity, null, false, {}, 1n].map((v) =>
+      bad({ payload: { [k]: v } }, TypeError, `payload.${k}`),
+    ),
     ...[0, -1, -MIB, 2 ** 40].map((v) => bad({ payload: { [k]: v } }, RangeError, `payload.${k}`)),
   ]),
-  bad({ payload: { payloadInitialBytes: 2 * MIB, payloadMaxByteLength: MIB } }, RangeError, "payload.payloadInitialBytes"),
+  bad(
+    { payload: { payloadInitialBytes: 2 * MIB, payloadMaxByteLength: MIB } },
+    RangeError,
+    "payload.payloadInitialBytes",
+  ),
   ...["grow", 1, null].map((v) => bad({ payload: { mode: v } }, TypeError, "payload.mode")),
-  bad({ payload: { mode: "fixed", payloadInitialBytes: MIB, maxPayloadBytes: 2 * MIB } }, RangeError, "payload.maxPayloadBytes"),
-  bad({ payload: { maxPayloadBytes: 2 * MIB, payloadMaxByteLength: MIB, payloadInitialBytes: MIB } }, RangeError, "payload.maxPayloadBytes"),
+  bad(
+    { payload: { mode: "fixed", payloadInitialBytes: MIB, maxPayloadBytes: 2 * MIB } },
+    RangeError,
+    "payload.maxPayloadBytes",
+  ),
+  bad(
+    { payload: { maxPayloadBytes: 2 * MIB, payloadMaxByteLength: MIB, payloadInitialBytes: MIB } },
+    RangeError,
+    "payload.maxPayloadBytes",
+  ),
   ...[null, 5, "x", [], true].map((v) => bad({ worker: v }, TypeError, "worker")),
   bad({ worker: { nope: 1 } }, TypeError, "worker.nope"),
   bad({ worker: { resourceLimit: {} } }, TypeError, "worker.resourceLimit"),
   ...[null, 5, "x", []].map((v) => bad({ worker: { resourceLimits: v } }, TypeError, "worker.resourceLimits")),
   bad({ worker: { resourceLimits: { nope: 1 } } }, TypeError, "worker.resourceLimits.nope"),
-  bad({ worker: { resourceLimits: { maxOldGenerationSizeMB: 32 } } }, TypeError, "worker.resourceLimits.maxOldGenerationSizeMB"),
+  bad(
+    { worker: { resourceLimits: { maxOldGenerationSizeMB: 32 } } },
+    TypeError,
+    "worker.resourceLimits.maxOldGenerationSizeMB",
+  ),
   ...["maxOldGenerationSizeMb", "maxYoungGenerationSizeMb", "codeRangeSizeMb", "stackSizeMb"].flatMap((k) =>
     ["32", 0, -1, NaN, Infinity, null, true, {}, 32n].map((v) =>
       bad({ worker: { resourceLimits: { [k]: v } } }, null, `worker.resourceLimits.${k}`),
@@ -56,7 +74,9 @@ const OPTION_CASES = [
   bad({ debug: { host: "yes" } }, TypeError, "debug.host"),
   ...[null, 5, "x", []].map((v) => bad({ worker: { timers: v } }, TypeError, "worker.timers")),
   bad({ worker: { timers: { nope: 1 } } }, TypeError, "worker.timers.nope"),
-  ...[-1, NaN, "5", 1e12].map((v) => bad({ worker: { timers: { spinMicroseconds: v } } }, null, "worker.timers.spinMicroseconds")),
+  ...[-1, NaN, "5", 1e12].map((v) =>
+    bad({ worker: { timers: { spinMicroseconds: v } } }, null, "worker.timers.spinMicroseconds"),
+  ),
   ...[-1, NaN, "5", 1e12].map((v) => bad({ worker: { timers: { parkMs: v } } }, null, "worker.timers.parkMs")),
   // Scheduling options (every rule: options-scheduling.test.mjs).
   ...[null, 5, "x", [], true].map((v) => bad({ host: v }, TypeError, "host")),
@@ -114,7 +134,11 @@ test("createPool(options)(tasks) rejects wrong task tables with a TypeError nami
     [{ local }, /task "local"/],
   ];
   for (const [tasks, pattern] of cases) {
-    assert.throws(() => make(tasks), (err) => err instanceof TypeError && err.code === "KNT_INVALID_TASK" && pattern.test(err.message), describeValue(tasks));
+    assert.throws(
+      () => make(tasks),
+      (err) => err instanceof TypeError && err.code === "KNT_INVALID_TASK" && pattern.test(err.message),
+      describeValue(tasks),
+    );
   }
 });
 
@@ -213,7 +237,10 @@ test("payload sizes below the arena header are a RangeError naming the key, not 
     }
     assert.deepEqual(native.regionStats(), before, "nothing left attached");
     assert.ok(thrown !== null, `payload ${JSON.stringify(payload)} must be refused`);
-    assert.ok(thrown instanceof RangeError, `payload ${JSON.stringify(payload)}: got ${thrown.name} ${thrown.code}: ${thrown.message}`);
+    assert.ok(
+      thrown instanceof RangeError,
+      `payload ${JSON.stringify(payload)}: got ${thrown.name} ${thrown.code}: ${thrown.message}`,
+    );
     assert.match(thrown.message, /payload\.payload(InitialBytes|MaxByteLength)/);
   }
 });
@@ -312,16 +339,68 @@ const BAD_ARGUMENTS = [
   ["a Promise inside an object", () => ({ p: Promise.resolve(1) }), TypeError, "KNT_ERROR_2", /Promise/],
   ["a Promise inside an array", () => [Promise.resolve(1)], TypeError, "KNT_ERROR_2", /Promise/],
   ["a revoked Proxy inside an object", () => ({ p: revokedProxy() }), TypeError, "KNT_ERROR_2", /revoked/],
-  ["a getter that throws", () => ({ get g() { throw new Error("getter threw"); } }), TypeError, "KNT_ERROR_2", /getter threw/],
-  ["a nested getter that throws", () => ({ a: { get g() { throw new RangeError("deep getter"); } } }), TypeError, "KNT_ERROR_2", /deep getter/],
+  [
+    "a getter that throws",
+    () => ({
+      get g() {
+        throw new Error("getter threw");
+      },
+    }),
+    TypeError,
+    "KNT_ERROR_2",
+    /getter threw/,
+  ],
+  [
+    "a nested getter that throws",
+    () => ({
+      a: {
+        get g() {
+          throw new RangeError("deep getter");
+        },
+      },
+    }),
+    TypeError,
+    "KNT_ERROR_2",
+    /deep getter/,
+  ],
   ["a detached ArrayBuffer", () => detached((b) => b), TypeError, "KNT_ERROR_2", /detached/],
   ["a view of a detached ArrayBuffer", () => detached((b) => new Uint32Array(b)), TypeError, "KNT_ERROR_2", /detached/],
-  ["a DataView of a detached ArrayBuffer", () => detached((b) => new DataView(b)), TypeError, "KNT_ERROR_2", /detached/],
-  ["a detached ArrayBuffer inside an object", () => detached((b) => ({ x: [b] })), TypeError, "KNT_ERROR_2", /\.x\[0\]/],
-  ["a string over maxPayloadBytes", () => "x".repeat(MIB + 1), RangeError, "KNT_ERROR_3", /maxPayloadBytes \(1048576\)/],
+  [
+    "a DataView of a detached ArrayBuffer",
+    () => detached((b) => new DataView(b)),
+    TypeError,
+    "KNT_ERROR_2",
+    /detached/,
+  ],
+  [
+    "a detached ArrayBuffer inside an object",
+    () => detached((b) => ({ x: [b] })),
+    TypeError,
+    "KNT_ERROR_2",
+    /\.x\[0\]/,
+  ],
+  [
+    "a string over maxPayloadBytes",
+    () => "x".repeat(MIB + 1),
+    RangeError,
+    "KNT_ERROR_3",
+    /maxPayloadBytes \(1048576\)/,
+  ],
   ["bytes over maxPayloadBytes", () => new Uint8Array(MIB + 1), RangeError, "KNT_ERROR_3", /maxPayloadBytes/],
-  ["an object over maxPayloadBytes", () => ({ a: "y".repeat(MIB / 2), b: "z".repeat(MIB / 2) }), RangeError, "KNT_ERROR_3", /maxPayloadBytes/],
-  ["a Map over maxPayloadBytes", () => new Map([[1, "m".repeat(MIB + 10)]]), RangeError, "KNT_ERROR_3", /maxPayloadBytes/],
+  [
+    "an object over maxPayloadBytes",
+    () => ({ a: "y".repeat(MIB / 2), b: "z".repeat(MIB / 2) }),
+    RangeError,
+    "KNT_ERROR_3",
+    /maxPayloadBytes/,
+  ],
+  [
+    "a Map over maxPayloadBytes",
+    () => new Map([[1, "m".repeat(MIB + 10)]]),
+    RangeError,
+    "KNT_ERROR_3",
+    /maxPayloadBytes/,
+  ],
 ];
 
 /** A good argument of kind `i % 6`, and the result `echo` must give back. */
@@ -359,7 +438,10 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
         }
       }
     }
-    assert.ok(calls.every((c) => typeof c.then === "function"), "every call returned a promise");
+    assert.ok(
+      calls.every((c) => typeof c.then === "function"),
+      "every call returned a promise",
+    );
     const results = await settleAll(calls, SETTLE_MS, "bad and good calls");
     let rejections = 0;
     results.forEach((r, i) => {
@@ -378,7 +460,11 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
     });
     assert.ok(rejections >= BAD_ARGUMENTS.length);
     // A result over maxPayloadBytes rejects that call the same way (from the worker side).
-    const [over, fine] = await settleAll([pool.call.makeString(MIB + 1), pool.call.makeString(10)], SETTLE_MS, "results");
+    const [over, fine] = await settleAll(
+      [pool.call.makeString(MIB + 1), pool.call.makeString(10)],
+      SETTLE_MS,
+      "results",
+    );
     assert.equal(over.status, "rejected");
     assert.ok(over.reason instanceof RangeError && over.reason.code === "KNT_ERROR_3", show(over));
     assert.deepEqual(fine, { status: "fulfilled", value: "r".repeat(10) });
@@ -398,12 +484,18 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
 test("a revoked Proxy (or a throwing getPrototypeOf trap) as the argument is a KNT_ERROR_2 rejection, not a synchronous throw", async () => {
   const pool = createPool({ threads: 1 })(T);
   try {
-    const trap = new Proxy({}, {
-      getPrototypeOf() {
-        throw new Error("trap threw");
+    const trap = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error("trap threw");
+        },
       },
-    });
-    for (const [name, arg] of [["revoked Proxy", revokedProxy()], ["throwing trap", trap]]) {
+    );
+    for (const [name, arg] of [
+      ["revoked Proxy", revokedProxy()],
+      ["throwing trap", trap],
+    ]) {
       let result;
       try {
         result = pool.call.echo(arg);
@@ -446,7 +538,11 @@ test("strings with lone surrogates round-trip exactly (inline, payload region, k
       { deep: { deeper: ["\ud800", { k: "\udfff" }] } },
       new Error("\ud800 message", { cause: "\udc00" }),
     ];
-    const results = await settleAll(values.map((v) => pool.call.echo(v)), SETTLE_MS, "surrogate round trips");
+    const results = await settleAll(
+      values.map((v) => pool.call.echo(v)),
+      SETTLE_MS,
+      "surrogate round trips",
+    );
     results.forEach((r, i) => {
       assert.equal(r.status, "fulfilled", show(r));
       const v = values[i];
@@ -471,7 +567,19 @@ function describeValue(v) {
   if (typeof v === "function") return `[function ${v.name}]`;
   if (typeof v === "symbol") return v.toString();
   try {
-    return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? `${x}n` : Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : typeof x === "function" ? "[function]" : x)) ?? String(v);
+    return (
+      JSON.stringify(v, (_k, x) =>
+        typeof x === "bigint"
+          ? `${x}n`
+          : Number.isNaN(x)
+            ? "NaN"
+            : x === Infinity
+              ? "Infinity"
+              : typeof x === "function"
+                ? "[function]"
+                : x,
+      ) ?? String(v)
+    );
   } catch {
     return String(v);
   }

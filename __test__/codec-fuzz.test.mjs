@@ -31,9 +31,11 @@ function fuzz(workerData) {
       clearTimeout(timer);
       timer = setTimeout(() => {
         worker.terminate();
-        reject(new assert.AssertionError({
-          message: `decode hung: no progress for ${STALL_MS} ms after case ${progress} (seed ${workerData.seed}; rerun with KNT_FUZZ_SEED)`,
-        }));
+        reject(
+          new assert.AssertionError({
+            message: `decode hung: no progress for ${STALL_MS} ms after case ${progress} (seed ${workerData.seed}; rerun with KNT_FUZZ_SEED)`,
+          }),
+        );
       }, STALL_MS);
     };
     arm();
@@ -62,7 +64,9 @@ test("decode of 20,000 random buffers and 20,000 mutated encodings: a value or a
   const result = await fuzz({ seed: SEED, random: 20_000, mutations: 20_000 });
   const { counts, maxMs, maxCase, failures } = result;
   t.diagnostic(`seed ${SEED}: ${JSON.stringify(counts)}, slowest case ${maxMs.toFixed(1)} ms`);
-  const report = failures.map((f) => `#${f.index} ${f.kind} len ${f.len} off ${f.off}: ${f.problems.join("; ")}\n    ${f.hex}`).join("\n");
+  const report = failures
+    .map((f) => `#${f.index} ${f.kind} len ${f.len} off ${f.off}: ${f.problems.join("; ")}\n    ${f.hex}`)
+    .join("\n");
   assert.equal(failures.length, 0, `seed ${SEED}:\n${report}`);
   assert.equal(counts.cases, 40_000);
   assert.equal(counts.values + counts.rangeErrors, counts.cases, JSON.stringify(counts));
@@ -122,9 +126,26 @@ test("round trip of generated values of every kind (encode and encodeInto, inlin
   t.diagnostic(`seed ${SEED}: ${cases} values round-tripped (${inline} inline), ${kinds.size} kinds`);
   assert.ok(cases >= 2_000, `${cases} cases`);
   assert.ok(inline > cases / 4 && inline < cases, `inline ${inline} of ${cases}`);
-  for (const tag of ["[object Undefined]", "[object Null]", "[object Number]", "[object BigInt]", "[object String]", "[object Array]",
-    "[object Object]", "[object Date]", "[object Error]", "[object ArrayBuffer]", "[object DataView]", "[object Uint8Array]Buffer",
-    "[object Float64Array]", "[object BigInt64Array]", "[object Map]", "[object Set]", "[object RegExp]", "[object Boolean]"]) {
+  for (const tag of [
+    "[object Undefined]",
+    "[object Null]",
+    "[object Number]",
+    "[object BigInt]",
+    "[object String]",
+    "[object Array]",
+    "[object Object]",
+    "[object Date]",
+    "[object Error]",
+    "[object ArrayBuffer]",
+    "[object DataView]",
+    "[object Uint8Array]Buffer",
+    "[object Float64Array]",
+    "[object BigInt64Array]",
+    "[object Map]",
+    "[object Set]",
+    "[object RegExp]",
+    "[object Boolean]",
+  ]) {
     assert.ok(kinds.has(tag), `generated ${tag} (kinds: ${[...kinds].join(", ")})`);
   }
 });
@@ -132,14 +153,47 @@ test("round trip of generated values of every kind (encode and encodeInto, inlin
 test("every value kind round-trips at its boundaries (hand-picked)", () => {
   const encoder = new Encoder();
   const values = [
-    -0, NaN, Infinity, -Infinity, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 63n, -(2n ** 63n) - 1n, 0n,
-    "", "\u00ff".repeat(255), "\u00ff".repeat(256), "\u0100", "\ud800", "x".repeat(12), "x".repeat(13), "\u1234".repeat(16), "\u1234".repeat(17),
-    [], [1], [1, 2], [1, 2, 3], [1, 2, 3, 4], [1, 2, 3, 4, 5], {}, Object.create(null),
-    JSON.parse('{"__proto__": 1, "a": 2}'), Object.assign(Object.create(null), { ["__proto__"]: [1] }),
+    -0,
+    NaN,
+    Infinity,
+    -Infinity,
+    2 ** 31 - 1,
+    -(2 ** 31),
+    2 ** 31,
+    2n ** 63n - 1n,
+    -(2n ** 63n),
+    2n ** 63n,
+    -(2n ** 63n) - 1n,
+    0n,
+    "",
+    "\u00ff".repeat(255),
+    "\u00ff".repeat(256),
+    "\u0100",
+    "\ud800",
+    "x".repeat(12),
+    "x".repeat(13),
+    "\u1234".repeat(16),
+    "\u1234".repeat(17),
+    [],
+    [1],
+    [1, 2],
+    [1, 2, 3],
+    [1, 2, 3, 4],
+    [1, 2, 3, 4, 5],
+    {},
+    Object.create(null),
+    JSON.parse('{"__proto__": 1, "a": 2}'),
+    Object.assign(Object.create(null), { ["__proto__"]: [1] }),
     Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`k${i}`, i])), // shape-cache path
     Object.fromEntries(Array.from({ length: 13 }, (_, i) => [`k${i}`, -i])), // the same shape again
-    new Date(NaN), new Date(8.64e15), new Uint8Array(0), Buffer.from("buf"), new DataView(new ArrayBuffer(3)),
-    new Float32Array([NaN, -0]), new BigUint64Array([2n ** 64n - 1n]), new Uint8ClampedArray([255]),
+    new Date(NaN),
+    new Date(8.64e15),
+    new Uint8Array(0),
+    Buffer.from("buf"),
+    new DataView(new ArrayBuffer(3)),
+    new Float32Array([NaN, -0]),
+    new BigUint64Array([2n ** 64n - 1n]),
+    new Uint8ClampedArray([255]),
   ];
   for (const v of values) {
     const bytes = encoder.encode(v);
@@ -192,8 +246,16 @@ test("through a pool: calls and results holding exactly 16 objects succeed", asy
   const pool = createPool({ threads: 1 })({ echo, lengthOf });
   try {
     const sixteen = Array.from({ length: 15 }, (_, i) => ({ i })); // the array + 15
-    const results = await settleAll([pool.call.echo(sixteen), pool.call.echo(sixteen), pool.call.lengthOf(sixteen)], 20_000, "16-object calls");
-    assert.deepEqual(results.map((r) => r.status), ["fulfilled", "fulfilled", "fulfilled"], results.map((r) => r.reason && r.reason.message).join("; "));
+    const results = await settleAll(
+      [pool.call.echo(sixteen), pool.call.echo(sixteen), pool.call.lengthOf(sixteen)],
+      20_000,
+      "16-object calls",
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ["fulfilled", "fulfilled", "fulfilled"],
+      results.map((r) => r.reason && r.reason.message).join("; "),
+    );
     assertSame(results[0].value, sixteen);
     assert.equal(results[2].value, 15);
   } finally {
@@ -221,7 +283,11 @@ test("decode over a growable SharedArrayBuffer still works after the buffer grow
   u8.set(a, 100);
   assert.equal(decode(u8, 100, a.length), latin1); // caches a Buffer of 64 KiB
   sab.grow(600_000);
-  for (const [s, at] of [[latin1, 300_000], [utf16, 500_000], [latin1, 65_530]]) {
+  for (const [s, at] of [
+    [latin1, 300_000],
+    [utf16, 500_000],
+    [latin1, 65_530],
+  ]) {
     const bytes = Uint8Array.from(encoder.encode(s));
     u8.set(bytes, at);
     let got;
@@ -270,7 +336,11 @@ test("large calls keep working after the pool's payload region grows", async () 
   try {
     const big = (c) => c.repeat(600_000);
     assert.equal(await within(pool.call.lengthOf(big("a")), 20_000, "first large call"), 600_000);
-    const results = await settleAll(["b", "c", "d", "e", "f", "g"].map((c) => pool.call.echo(big(c))), 20_000, "large calls");
+    const results = await settleAll(
+      ["b", "c", "d", "e", "f", "g"].map((c) => pool.call.echo(big(c))),
+      20_000,
+      "large calls",
+    );
     results.forEach((r, i) => {
       assert.equal(r.status, "fulfilled", `large call ${i}: ${r.reason && r.reason.message}`);
       assert.equal(r.value, big("bcdefg"[i]));

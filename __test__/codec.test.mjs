@@ -74,9 +74,15 @@ function assertCodecError(fn, Ctor, code, messagePattern) {
 test("exports and error codes", () => {
   assert.equal(typeof Encoder, "function");
   assert.equal(typeof decode, "function");
-  assert.deepEqual({ ...CODEC_ERRORS }, {
-    FUNCTION: "KNT_ERROR_0", SYMBOL: "KNT_ERROR_1", SERIALIZE: "KNT_ERROR_2", LIMIT: "KNT_ERROR_3",
-  });
+  assert.deepEqual(
+    { ...CODEC_ERRORS },
+    {
+      FUNCTION: "KNT_ERROR_0",
+      SYMBOL: "KNT_ERROR_1",
+      SERIALIZE: "KNT_ERROR_2",
+      LIMIT: "KNT_ERROR_3",
+    },
+  );
   assert.equal(new Encoder().maxPayloadBytes, 8 * 1024 * 1024);
   assert.equal(new Encoder({ maxPayloadBytes: 1000 }).maxPayloadBytes, 1000);
   assert.throws(() => new Encoder({ maxPayloadBytes: -1 }), RangeError);
@@ -91,7 +97,10 @@ test("encodeInto writes only inside [offset, offset + n) and returns n", () => {
   for (let i = SLOT_OFFSET + n; i < slot.length; i++) assert.equal(slot[i], 0xaa);
   assert.deepStrictEqual(decode(slot, SLOT_OFFSET, n), { a: [1, 2.5, "x"] });
   // encode() produces the same bytes
-  assert.deepEqual(Array.from(enc.encode({ a: [1, 2.5, "x"] })), Array.from(slot.subarray(SLOT_OFFSET, SLOT_OFFSET + n)));
+  assert.deepEqual(
+    Array.from(enc.encode({ a: [1, 2.5, "x"] })),
+    Array.from(slot.subarray(SLOT_OFFSET, SLOT_OFFSET + n)),
+  );
 });
 
 test("encodeInto returns -1 when the value does not fit, without touching bytes past the limit", () => {
@@ -153,8 +162,25 @@ test("undefined, null, booleans", () => {
 });
 
 test("numbers keep -0, NaN, Infinity and use int32 for small integers", () => {
-  const values = [0, 1, -1, 42, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 0.1, -1.5e300,
-    Number.MIN_VALUE, Number.MAX_VALUE, Number.EPSILON, NaN, Infinity, -Infinity];
+  const values = [
+    0,
+    1,
+    -1,
+    42,
+    2 ** 31 - 1,
+    -(2 ** 31),
+    2 ** 31,
+    -(2 ** 31) - 1,
+    2 ** 53,
+    0.1,
+    -1.5e300,
+    Number.MIN_VALUE,
+    Number.MAX_VALUE,
+    Number.EPSILON,
+    NaN,
+    Infinity,
+    -Infinity,
+  ];
   for (const v of values) roundTrip(v, (out) => assert.ok(Object.is(out, v), `${out} vs ${v}`));
   roundTrip(-0, (out) => assert.ok(Object.is(out, -0)));
   assert.ok(Object.is(viaSlot(-0), -0));
@@ -169,18 +195,54 @@ test("numbers keep -0, NaN, Infinity and use int32 for small integers", () => {
 });
 
 test("bigint of any size and sign", () => {
-  const values = [0n, 1n, -1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 63n, -(2n ** 63n) - 1n, 2n ** 64n,
-    -(2n ** 64n), 2n ** 1000n, -(2n ** 1000n) + 12345n, 3n ** 5000n, 0xffn, 0x100n];
+  const values = [
+    0n,
+    1n,
+    -1n,
+    2n ** 63n - 1n,
+    -(2n ** 63n),
+    2n ** 63n,
+    -(2n ** 63n) - 1n,
+    2n ** 64n,
+    -(2n ** 64n),
+    2n ** 1000n,
+    -(2n ** 1000n) + 12345n,
+    3n ** 5000n,
+    0xffn,
+    0x100n,
+  ];
   for (const v of values) roundTrip(v, (out) => assert.equal(out, v));
   assert.equal(typeof viaSlot(5n), "bigint");
   assert.equal(encodedBytes(5n).length, 9);
 });
 
 test("strings: exact UTF-16 code units, lone surrogates, emoji, Latin-1 at 1 byte/char", () => {
-  const values = ["", "a", "hello", "\u00e9t\u00e9", "\u00ff", "\u0100", "\ud800", "\udfff", "a\udc00b",
-    "\ud83d\ude00", "x\ud83dy", "\u{1f600}\u{1f680}", "\0\0", "\u4e2d\u6587", "\uffff\ufffe",
-    "z".repeat(24), "z".repeat(25), "z".repeat(255), "z".repeat(256), "\u00e9".repeat(70000),
-    "\ud800".repeat(17), "\u4e2d".repeat(16), "\u4e2d".repeat(300) + "\udc00", "a".repeat(1 << 20)];
+  const values = [
+    "",
+    "a",
+    "hello",
+    "\u00e9t\u00e9",
+    "\u00ff",
+    "\u0100",
+    "\ud800",
+    "\udfff",
+    "a\udc00b",
+    "\ud83d\ude00",
+    "x\ud83dy",
+    "\u{1f600}\u{1f680}",
+    "\0\0",
+    "\u4e2d\u6587",
+    "\uffff\ufffe",
+    "z".repeat(24),
+    "z".repeat(25),
+    "z".repeat(255),
+    "z".repeat(256),
+    "\u00e9".repeat(70000),
+    "\ud800".repeat(17),
+    "\u4e2d".repeat(16),
+    "\u4e2d".repeat(300) + "\udc00",
+    "a".repeat(1 << 20),
+  ];
   for (const v of values) {
     roundTrip(v, (out) => {
       assert.equal(typeof out, "string");
@@ -198,7 +260,11 @@ test("strings: exact UTF-16 code units, lone surrogates, emoji, Latin-1 at 1 byt
 
 test("plain objects and arrays, nested", () => {
   const values = [
-    [], {}, [1, 2], [[[]]], { a: 1, b: "two", c: [3, { d: null, e: undefined }] },
+    [],
+    {},
+    [1, 2],
+    [[[]]],
+    { a: 1, b: "two", c: [3, { d: null, e: undefined }] },
     { "": 1, "with space": 2, "\u00e9": 3, "\u4e2d": 4, 10: "int-like", "-1": 5, __ok: true },
     Array.from({ length: 300 }, (_, i) => (i % 2 ? i : `s${i}`)),
     Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i])),
@@ -266,8 +332,19 @@ test("Date, including an invalid Date", () => {
 
 // ---- binary ----------------------------------------------------------------------------------------
 
-const TYPED_KINDS = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array,
-  Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array];
+const TYPED_KINDS = [
+  Int8Array,
+  Uint8Array,
+  Uint8ClampedArray,
+  Int16Array,
+  Uint16Array,
+  Int32Array,
+  Uint32Array,
+  Float32Array,
+  Float64Array,
+  BigInt64Array,
+  BigUint64Array,
+];
 
 function fillTyped(arr) {
   for (let i = 0; i < arr.length; i++) {
@@ -279,7 +356,12 @@ function fillTyped(arr) {
 test("every typed array kind comes back as the same kind with only the view's bytes", () => {
   for (const Kind of TYPED_KINDS) {
     const full = fillTyped(new Kind(16));
-    const views = [full, full.subarray(3, 11), new Kind(0), fillTyped(new Kind(new SharedArrayBuffer(8 * Kind.BYTES_PER_ELEMENT)))];
+    const views = [
+      full,
+      full.subarray(3, 11),
+      new Kind(0),
+      fillTyped(new Kind(new SharedArrayBuffer(8 * Kind.BYTES_PER_ELEMENT))),
+    ];
     for (const v of views) {
       roundTrip(v, (out) => {
         assert.equal(out.constructor.name, Kind.name);
@@ -327,15 +409,27 @@ test("ArrayBuffer, DataView and Buffer keep their types", () => {
 
 test("decoded binary data is copied out of the source slot", () => {
   const enc = new Encoder();
-  const values = [new Uint8Array([1, 2, 3]), new Float64Array([1.5, 2.5]), Buffer.from("abc"),
-    new Uint8Array([7, 7]).buffer, new DataView(new ArrayBuffer(4)), new Map([["k", new Uint8Array([4, 5])]])];
+  const values = [
+    new Uint8Array([1, 2, 3]),
+    new Float64Array([1.5, 2.5]),
+    Buffer.from("abc"),
+    new Uint8Array([7, 7]).buffer,
+    new DataView(new ArrayBuffer(4)),
+    new Map([["k", new Uint8Array([4, 5])]]),
+  ];
   for (const v of values) {
     const n = enc.encodeInto(v, slot, SLOT_OFFSET, SLOT_LIMIT);
     const out = decode(slot, SLOT_OFFSET, n);
-    const before = out instanceof Map ? new Map([["k", out.get("k").slice()]])
-      : out instanceof ArrayBuffer ? out.slice(0)
-      : out instanceof DataView ? new DataView(out.buffer.slice(0))
-      : Buffer.isBuffer(out) ? Buffer.from(out) : out.slice();
+    const before =
+      out instanceof Map
+        ? new Map([["k", out.get("k").slice()]])
+        : out instanceof ArrayBuffer
+          ? out.slice(0)
+          : out instanceof DataView
+            ? new DataView(out.buffer.slice(0))
+            : Buffer.isBuffer(out)
+              ? Buffer.from(out)
+              : out.slice();
     slot.fill(0xee, SLOT_OFFSET, SLOT_OFFSET + n); // the slot is reused by the next call
     assert.deepStrictEqual(out, before);
     const inner = out instanceof Map ? out.get("k") : out;
@@ -441,10 +535,16 @@ test("values structuredClone accepts go through the v8 fallback", () => {
     }
   }
   const values = [
-    new Map([[1, "a"], [{ k: 1 }, new Set([1, 2])]]),
+    new Map([
+      [1, "a"],
+      [{ k: 1 }, new Set([1, 2])],
+    ]),
     new Set(["x", 2n]),
     /ab+c/gi,
-    Object(5), Object("str"), Object(true), Object(10n),
+    Object(5),
+    Object("str"),
+    Object(true),
+    Object(10n),
     [1, , 3], // eslint-disable-line no-sparse-arrays
     { list: new Array(5) },
   ];
@@ -455,8 +555,13 @@ test("values structuredClone accepts go through the v8 fallback", () => {
   // nested: only the Map/Set/... itself becomes a v8 record; the rest keeps the fast path's fidelity
   const err = Object.assign(new RangeError("r"), { code: "E_R" });
   const mixed = {
-    when: new Date(3), m: new Map([["k", new Set([Buffer.from("in set")])]]), buf: Buffer.from("b"),
-    f: new Float32Array([1.5]), np: Object.assign(Object.create(null), { z: 1 }), err, re: [/x/y],
+    when: new Date(3),
+    m: new Map([["k", new Set([Buffer.from("in set")])]]),
+    buf: Buffer.from("b"),
+    f: new Float32Array([1.5]),
+    np: Object.assign(Object.create(null), { z: 1 }),
+    err,
+    re: [/x/y],
   };
   const bytes = new Encoder().encode(mixed);
   assert.equal(bytes[0], 0x0c, "outer object stays on the fast path");
@@ -556,8 +661,12 @@ test("functions are rejected with KNT_ERROR_0 and a path", () => {
     [withCause, /\(at \.cause\.cb\)/],
   ];
   for (const [value, pattern] of cases) {
-    const err = assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError,
-      CODEC_ERRORS.FUNCTION, pattern);
+    const err = assertCodecError(
+      () => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT),
+      TypeError,
+      CODEC_ERRORS.FUNCTION,
+      pattern,
+    );
     assert.match(err.message, /^knitting-native: cannot send a function/);
     assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.FUNCTION, pattern);
   }
@@ -575,7 +684,12 @@ test("symbols are rejected with KNT_ERROR_1", () => {
   ];
   for (const [value, pattern] of cases) {
     assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.SYMBOL, pattern);
-    assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError, CODEC_ERRORS.SYMBOL, pattern);
+    assertCodecError(
+      () => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT),
+      TypeError,
+      CODEC_ERRORS.SYMBOL,
+      pattern,
+    );
   }
 });
 
@@ -598,7 +712,11 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
   const { proxy, revoke } = Proxy.revocable({}, {});
   revoke();
   const boom = new Error("getter exploded");
-  const throwingGetter = { get x() { throw boom; } };
+  const throwingGetter = {
+    get x() {
+      throw boom;
+    },
+  };
   const cases = [
     [new WeakMap(), /serialization failed.*WeakMap/, true],
     [{ p: Promise.resolve(1) }, /serialization failed.*Promise/, true],
@@ -619,8 +737,12 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
       assert.ok(enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT) > 0);
       continue;
     }
-    const err = assertCodecError(() => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT), TypeError,
-      CODEC_ERRORS.SERIALIZE, pattern);
+    const err = assertCodecError(
+      () => enc.encodeInto(value, slot, SLOT_OFFSET, SLOT_LIMIT),
+      TypeError,
+      CODEC_ERRORS.SERIALIZE,
+      pattern,
+    );
     assert.match(err.message, /^knitting-native: serialization failed/);
     if (hasCause) assert.ok(err.cause !== undefined, "cause carries the original error");
     assertCodecError(() => enc.encode(value), TypeError, CODEC_ERRORS.SERIALIZE, pattern);
@@ -634,26 +756,46 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
 
 test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size", () => {
   const small = new Encoder({ maxPayloadBytes: 1000 });
-  assertCodecError(() => small.encode("x".repeat(2000)), RangeError, CODEC_ERRORS.LIMIT,
-    /^knitting-native: payload of 2005 bytes exceeds payload\.maxPayloadBytes \(1000\); raise payload\.maxPayloadBytes/);
-  assertCodecError(() => small.encode({ a: "x".repeat(600), b: "\u4e2d".repeat(300) }), RangeError,
-    CODEC_ERRORS.LIMIT, /payload of 1221 bytes exceeds payload\.maxPayloadBytes \(1000\)/);
-  assertCodecError(() => small.encode(new Map([[1, "y".repeat(2000)]])), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of \d+ bytes exceeds payload\.maxPayloadBytes \(1000\)/);
+  assertCodecError(
+    () => small.encode("x".repeat(2000)),
+    RangeError,
+    CODEC_ERRORS.LIMIT,
+    /^knitting-native: payload of 2005 bytes exceeds payload\.maxPayloadBytes \(1000\); raise payload\.maxPayloadBytes/,
+  );
+  assertCodecError(
+    () => small.encode({ a: "x".repeat(600), b: "\u4e2d".repeat(300) }),
+    RangeError,
+    CODEC_ERRORS.LIMIT,
+    /payload of 1221 bytes exceeds payload\.maxPayloadBytes \(1000\)/,
+  );
+  assertCodecError(
+    () => small.encode(new Map([[1, "y".repeat(2000)]])),
+    RangeError,
+    CODEC_ERRORS.LIMIT,
+    /payload of \d+ bytes exceeds payload\.maxPayloadBytes \(1000\)/,
+  );
   // exactly at the limit is fine
   assert.equal(small.encode("x".repeat(995)).length, 1000);
   assertCodecError(() => small.encode("x".repeat(996)), RangeError, CODEC_ERRORS.LIMIT, /payload of 1001 bytes/);
   // encodeInto with a limit larger than maxPayloadBytes enforces maxPayloadBytes
   const target = new Uint8Array(new SharedArrayBuffer(4096));
-  assertCodecError(() => small.encodeInto("x".repeat(2000), target, 0, 4096), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of 2005 bytes/);
+  assertCodecError(
+    () => small.encodeInto("x".repeat(2000), target, 0, 4096),
+    RangeError,
+    CODEC_ERRORS.LIMIT,
+    /payload of 2005 bytes/,
+  );
   // ...while a limit below it just reports -1
   assert.equal(small.encodeInto("x".repeat(2000), target, 0, 500), -1);
   // default limit: 8 MiB
   const def = new Encoder();
   const nine = Buffer.alloc(9 * 1024 * 1024);
-  assertCodecError(() => def.encode(nine), RangeError, CODEC_ERRORS.LIMIT,
-    /payload of 9437192 bytes exceeds payload\.maxPayloadBytes \(8388608\)/);
+  assertCodecError(
+    () => def.encode(nine),
+    RangeError,
+    CODEC_ERRORS.LIMIT,
+    /payload of 9437192 bytes exceeds payload\.maxPayloadBytes \(8388608\)/,
+  );
   // a function behind the oversized part is still reported as a function
   assertCodecError(() => small.encode(["x".repeat(2000), () => 1]), TypeError, CODEC_ERRORS.FUNCTION);
   assert.deepStrictEqual(viaEncode([1, 2], small), [1, 2]);
@@ -662,19 +804,27 @@ test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size
 // ---- corrupt input ---------------------------------------------------------------------------------
 
 function assertCorrupt(bytes, offset = 0, length = bytes.length) {
-  assert.throws(() => decode(bytes, offset, length), (err) => {
-    assert.ok(err instanceof RangeError, `expected RangeError, got ${err}`);
-    assert.match(err.message, /^knitting-native: corrupt payload/);
-    return true;
-  });
+  assert.throws(
+    () => decode(bytes, offset, length),
+    (err) => {
+      assert.ok(err instanceof RangeError, `expected RangeError, got ${err}`);
+      assert.match(err.message, /^knitting-native: corrupt payload/);
+      return true;
+    },
+  );
 }
 
 test("decoding truncated payloads throws RangeError", () => {
   const enc = new Encoder();
   const samples = [
     { a: [1, 2.5, "str", "\u4e2d\u6587", 2n ** 100n, -5n], b: new Date(1), c: null },
-    new Float64Array([1, 2, 3]), Buffer.from("buffer"), new TypeError("t", { cause: 1 }),
-    new Map([[1, 2]]), "x".repeat(300), "\ud800".repeat(30), Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])),
+    new Float64Array([1, 2, 3]),
+    Buffer.from("buffer"),
+    new TypeError("t", { cause: 1 }),
+    new Map([[1, 2]]),
+    "x".repeat(300),
+    "\ud800".repeat(30),
+    Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])),
   ];
   for (const v of samples) {
     const bytes = enc.encode(v).slice();
@@ -733,7 +883,8 @@ test("decoding garbage throws RangeError", () => {
   let mutatedRejected = 0;
   for (let i = 0; i < 5000; i++) {
     const bytes = enc.encode(samples[i % samples.length]).slice();
-    for (let f = 0; f < 1 + Math.floor(rand() * 3); f++) bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
+    for (let f = 0; f < 1 + Math.floor(rand() * 3); f++)
+      bytes[Math.floor(rand() * bytes.length)] = Math.floor(rand() * 256);
     try {
       decode(bytes, 0, bytes.length);
     } catch (err) {
@@ -772,8 +923,24 @@ function generator(rand) {
     for (let i = 0; i < len; i++) s += latin ? String.fromCharCode(32 + int(224)) : pick(CHARS);
     return s;
   };
-  const num = () => pick([0, -0, 1, -1, NaN, Infinity, -Infinity, 2 ** 31, -(2 ** 31), 0.5, 1e-300, Number.MAX_SAFE_INTEGER,
-    int(1000) - 500, rand() * 1e6 - 5e5, (rand() - 0.5) * 2 ** 60]);
+  const num = () =>
+    pick([
+      0,
+      -0,
+      1,
+      -1,
+      NaN,
+      Infinity,
+      -Infinity,
+      2 ** 31,
+      -(2 ** 31),
+      0.5,
+      1e-300,
+      Number.MAX_SAFE_INTEGER,
+      int(1000) - 500,
+      rand() * 1e6 - 5e5,
+      (rand() - 0.5) * 2 ** 60,
+    ]);
   const big = () => {
     const bits = pick([1, 8, 63, 64, 65, 200, 1000]);
     let v = 0n;
@@ -790,20 +957,31 @@ function generator(rand) {
   };
   const leaf = () => {
     switch (int(14)) {
-      case 0: return undefined;
-      case 1: return null;
-      case 2: return rand() < 0.5;
-      case 3: case 4: return num();
-      case 5: return big();
-      case 6: case 7: return str();
-      case 8: return new Date(int(2e12));
-      case 9: return typed();
+      case 0:
+        return undefined;
+      case 1:
+        return null;
+      case 2:
+        return rand() < 0.5;
+      case 3:
+      case 4:
+        return num();
+      case 5:
+        return big();
+      case 6:
+      case 7:
+        return str();
+      case 8:
+        return new Date(int(2e12));
+      case 9:
+        return typed();
       case 10: {
         const b = Buffer.alloc(int(10));
         for (let i = 0; i < b.length; i++) b[i] = int(256);
         return rand() < 0.5 ? b : new Uint8Array(b).buffer;
       }
-      case 11: return new DataView(new Uint8Array([int(256), int(256), int(256)]).buffer);
+      case 11:
+        return new DataView(new Uint8Array([int(256), int(256), int(256)]).buffer);
       case 12: {
         const Ctor = pick([Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError]);
         const e = rand() < 0.5 ? new Ctor(str()) : new Ctor(str(), { cause: leaf() });
@@ -812,7 +990,13 @@ function generator(rand) {
       }
       default:
         if (!withV8) return str();
-        return pick([new Map([[str(), num()]]), new Set([num(), str()]), /x+/g, Object("boxed"), new Map([[1, { o: [2] }]])]);
+        return pick([
+          new Map([[str(), num()]]),
+          new Set([num(), str()]),
+          /x+/g,
+          Object("boxed"),
+          new Map([[1, { o: [2] }]]),
+        ]);
     }
   };
   let withV8 = false;

@@ -26,7 +26,10 @@ test("a worker that exits rejects the calls it held with WorkerExitError and is 
       if (s.status === "rejected") assert.ok(s.reason instanceof WorkerExitError);
       else assert.ok(["a", "b"].includes(s.value));
     }
-    assert.ok(settled.some((s) => s.status === "fulfilled"), "the other worker's call completed");
+    assert.ok(
+      settled.some((s) => s.status === "fulfilled"),
+      "the other worker's call completed",
+    );
     // The pool keeps serving on both lanes.
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 1])));
     results.forEach((r, i) => assert.equal(r, i + 1));

@@ -43,8 +43,14 @@ test("no output when KNITTING_DEBUG is unset, empty, 0 or false", () => {
 test("KNITTING_DEBUG=lifecycle: lifecycle lines only", () => {
   const ok = run({ debug: "lifecycle" });
   assert.deepEqual([...ok.topics], ["lifecycle"]);
-  assert.ok(ok.of("lifecycle").some((l) => / created: 1 workers, tasks double; private lanes/.test(l)), ok.stderr);
-  assert.ok(ok.of("lifecycle").some((l) => / shutdown:/.test(l)), ok.stderr);
+  assert.ok(
+    ok.of("lifecycle").some((l) => / created: 1 workers, tasks double; private lanes/.test(l)),
+    ok.stderr,
+  );
+  assert.ok(
+    ok.of("lifecycle").some((l) => / shutdown:/.test(l)),
+    ok.stderr,
+  );
 
   const broken = run({ debug: "lifecycle", breakImport: true });
   assert.deepEqual([...broken.topics], ["lifecycle"], "the failed import is an imports event, not shown");
@@ -54,10 +60,17 @@ test("KNITTING_DEBUG=lifecycle: lifecycle lines only", () => {
 test("KNITTING_DEBUG=imports: the failed task-module import, nothing else", () => {
   const broken = run({ debug: "imports", breakImport: true });
   assert.deepEqual([...broken.topics], ["imports"]);
-  assert.ok(broken.of("imports").some((l) => l.includes("debug fixture fails in workers on purpose")), broken.stderr);
+  assert.ok(
+    broken.of("imports").some((l) => l.includes("debug fixture fails in workers on purpose")),
+    broken.stderr,
+  );
   assert.equal(broken.of("lifecycle").length, 0);
 
-  assert.equal(run({ debug: "imports" }).of("lifecycle").length, 0, "a healthy pool has no lifecycle lines under imports");
+  assert.equal(
+    run({ debug: "imports" }).of("lifecycle").length,
+    0,
+    "a healthy pool has no lifecycle lines under imports",
+  );
 });
 
 test("a comma-separated list enables each namespace in it (spaces and case ignored)", () => {
@@ -77,7 +90,11 @@ test("KNITTING_DEBUG=* / 1 / true / all, and debug: true, enable every namespace
   const pool = run({ poolDebug: true, breakImport: true });
   assert.deepEqual([...pool.topics].sort(), ["imports", "lifecycle"], "debug: true");
   const both = run({ poolDebug: true, debug: "imports", breakImport: true });
-  assert.deepEqual([...both.topics].sort(), ["imports", "lifecycle"], "debug: true wins over a narrower KNITTING_DEBUG");
+  assert.deepEqual(
+    [...both.topics].sort(),
+    ["imports", "lifecycle"],
+    "debug: true wins over a narrower KNITTING_DEBUG",
+  );
 });
 
 test("unknown namespaces are ignored", () => {

@@ -44,7 +44,10 @@ function assertWorkerExit(err, { threadId, lane, exitCode }, what) {
   if (threadId !== undefined) assert.equal(err.threadId, threadId, `${what}: threadId`);
   if (lane !== undefined) assert.equal(err.lane, lane, `${what}: lane`);
   if (exitCode !== undefined) assert.equal(err.exitCode, exitCode, `${what}: exitCode`);
-  assert.match(err.message, new RegExp(`worker ${err.lane} \\(threadId ${err.threadId}\\) exited with code ${err.exitCode}`));
+  assert.match(
+    err.message,
+    new RegExp(`worker ${err.lane} \\(threadId ${err.threadId}\\) exited with code ${err.exitCode}`),
+  );
 }
 
 const THROWN_KINDS = [
@@ -90,9 +93,18 @@ for (const taskName of ["throwSync", "rejectAsync"]) {
       });
       // No worker died for any of it: the same threads serve.
       await serves(pool);
-      assert.deepEqual(p.workers.map((w) => w && w.threadId), threads, "no worker was replaced");
-      const ids = new Set((await Promise.all(Array.from({ length: 64 }, (_, i) => pool.call.whoAmI(i)))).map((x) => x.threadId));
-      assert.ok([...ids].every((id) => threads.includes(id)), `served by ${[...ids]}`);
+      assert.deepEqual(
+        p.workers.map((w) => w && w.threadId),
+        threads,
+        "no worker was replaced",
+      );
+      const ids = new Set(
+        (await Promise.all(Array.from({ length: 64 }, (_, i) => pool.call.whoAmI(i)))).map((x) => x.threadId),
+      );
+      assert.ok(
+        [...ids].every((id) => threads.includes(id)),
+        `served by ${[...ids]}`,
+      );
     } finally {
       await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
@@ -151,7 +163,8 @@ async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
     // A replacement runs the victim's lane; the other worker is the same thread.
     await within(
       (async () => {
-        while (p.workers[lane] === null || p.workers[lane].threadId === victim) await new Promise((r) => setTimeout(r, 5));
+        while (p.workers[lane] === null || p.workers[lane].threadId === victim)
+          await new Promise((r) => setTimeout(r, 5));
       })(),
       SETTLE_MS,
       `lane ${lane} gets a replacement worker`,
@@ -181,31 +194,39 @@ async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
 const UNCAUGHT_EXIT = runtime === "bun" ? 0 : 1;
 
 for (const steal of [false, true]) {
-test(`an uncaught exception in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-  workerDies((pool) => pool.call.throwLater(50), {
-    exitCode: UNCAUGHT_EXIT,
-    killerResolves: true,
-    cause: (c) => assert.match(String(c && c.message), /late uncaught exception/),
-  }, steal));
+  test(`an uncaught exception in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
+    workerDies(
+      (pool) => pool.call.throwLater(50),
+      {
+        exitCode: UNCAUGHT_EXIT,
+        killerResolves: true,
+        cause: (c) => assert.match(String(c && c.message), /late uncaught exception/),
+      },
+      steal,
+    ));
 }
 
 for (const steal of [false, true]) {
-test(`an unhandled rejection in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-  workerDies((pool) => pool.call.unhandledLater(50), {
-    exitCode: UNCAUGHT_EXIT,
-    killerResolves: true,
-    cause: (c) => assert.match(String(c && c.message), /late unhandled rejection/),
-  }, steal));
+  test(`an unhandled rejection in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
+    workerDies(
+      (pool) => pool.call.unhandledLater(50),
+      {
+        exitCode: UNCAUGHT_EXIT,
+        killerResolves: true,
+        cause: (c) => assert.match(String(c && c.message), /late unhandled rejection/),
+      },
+      steal,
+    ));
 }
 
 for (const steal of [false, true]) {
-test(`process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-  workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }, steal));
+  test(`process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
+    workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }, steal));
 }
 
 for (const steal of [false, true]) {
-test(`process.exit(3) from a timer after the task returned (${steal ? "stealing" : "private lanes"})`, () =>
-  workerDies((pool) => pool.call.exitLater([3, 50]), { exitCode: 3, killerResolves: true }, steal));
+  test(`process.exit(3) from a timer after the task returned (${steal ? "stealing" : "private lanes"})`, () =>
+    workerDies((pool) => pool.call.exitLater([3, 50]), { exitCode: 3, killerResolves: true }, steal));
 }
 
 const noLimits = "worker threads take no resourceLimits here (refused with KNT_INVALID_OPTION)";
@@ -235,61 +256,66 @@ test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its 
   }
 });
 
-for (const steal of [false, true]) test(`a worker terminated from outside with calls in flight: its calls reject, the other lane completes, a replacement serves (${steal ? "stealing" : "private lanes"})`, async () => {
-  const pool = createPool({ threads: 2, host: { steal } })(T);
-  try {
-    const p = await warm(pool);
-    const before = p.workers.map((w) => w.threadId);
-    const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
-    await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
-    // Private lanes: worker 1 holds half of them. Stealing: which worker
-    // claimed how many is a race; the victim is one that holds some.
-    let v = 1;
-    if (steal) {
-      const held = [0, 0];
-      for (let i = 0; i < p.topology.submit.slots; i++) if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
-      v = held[1] > 0 ? 1 : 0;
-    }
-    const victim = p.workers[v];
-    const exited = victim.terminate();
-    const results = await settleAll(calls, SETTLE_MS, "calls on a terminated worker");
-    assert.equal(await within(exited, SETTLE_MS, "terminate()"), 1);
-    let rejected = 0;
-    results.forEach((r, i) => {
-      if (r.status === "fulfilled") {
-        assert.equal(r.value.v, i);
-        assert.equal(r.value.threadId, before[1 - v]);
-      } else {
-        rejected++;
-        assertWorkerExit(r.reason, { threadId: before[v], lane: v, exitCode: 1 }, `call ${i}`);
+for (const steal of [false, true])
+  test(`a worker terminated from outside with calls in flight: its calls reject, the other lane completes, a replacement serves (${steal ? "stealing" : "private lanes"})`, async () => {
+    const pool = createPool({ threads: 2, host: { steal } })(T);
+    try {
+      const p = await warm(pool);
+      const before = p.workers.map((w) => w.threadId);
+      const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
+      await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
+      // Private lanes: worker 1 holds half of them. Stealing: which worker
+      // claimed how many is a race; the victim is one that holds some.
+      let v = 1;
+      if (steal) {
+        const held = [0, 0];
+        for (let i = 0; i < p.topology.submit.slots; i++)
+          if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
+        v = held[1] > 0 ? 1 : 0;
       }
-    });
-    assert.ok(rejected > 0, `${rejected} of ${results.length} rejected`);
-    if (!steal) assert.ok(rejected < results.length, `${rejected} of ${results.length} rejected`);
-    await serves(pool, 400, "after terminate()");
-    assert.ok(p.workers[v] !== null && p.workers[v].threadId !== before[v], `lane ${v} was given a new worker`);
-    // Terminating every worker at once: all held calls reject, both lanes come back.
-    const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
-    const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");
-    await new Promise((r) => setTimeout(r, 30));
-    const ids = p.workers.map((w) => w.threadId);
-    await Promise.all(p.workers.map((w) => w.terminate()));
-    const after = await moreSettled;
-    for (const r of after) {
-      if (steal && r.status === "fulfilled") {
-        // Not yet claimed when they died: a replacement ran it.
-        assert.ok(!ids.includes(r.value.threadId), show(r));
-        continue;
+      const victim = p.workers[v];
+      const exited = victim.terminate();
+      const results = await settleAll(calls, SETTLE_MS, "calls on a terminated worker");
+      assert.equal(await within(exited, SETTLE_MS, "terminate()"), 1);
+      let rejected = 0;
+      results.forEach((r, i) => {
+        if (r.status === "fulfilled") {
+          assert.equal(r.value.v, i);
+          assert.equal(r.value.threadId, before[1 - v]);
+        } else {
+          rejected++;
+          assertWorkerExit(r.reason, { threadId: before[v], lane: v, exitCode: 1 }, `call ${i}`);
+        }
+      });
+      assert.ok(rejected > 0, `${rejected} of ${results.length} rejected`);
+      if (!steal) assert.ok(rejected < results.length, `${rejected} of ${results.length} rejected`);
+      await serves(pool, 400, "after terminate()");
+      assert.ok(p.workers[v] !== null && p.workers[v].threadId !== before[v], `lane ${v} was given a new worker`);
+      // Terminating every worker at once: all held calls reject, both lanes come back.
+      const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
+      const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");
+      await new Promise((r) => setTimeout(r, 30));
+      const ids = p.workers.map((w) => w.threadId);
+      await Promise.all(p.workers.map((w) => w.terminate()));
+      const after = await moreSettled;
+      for (const r of after) {
+        if (steal && r.status === "fulfilled") {
+          // Not yet claimed when they died: a replacement ran it.
+          assert.ok(!ids.includes(r.value.threadId), show(r));
+          continue;
+        }
+        assert.equal(r.status, "rejected", show(r));
+        assert.ok(ids.includes(r.reason.threadId), `${show(r)}; terminated: ${ids.join(", ")}`);
       }
-      assert.equal(r.status, "rejected", show(r));
-      assert.ok(ids.includes(r.reason.threadId), `${show(r)}; terminated: ${ids.join(", ")}`);
+      assert.ok(
+        after.some((r) => r.status === "rejected"),
+        "the terminated workers held calls",
+      );
+      await serves(pool, 400, "after terminating every worker");
+    } finally {
+      await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
-    assert.ok(after.some((r) => r.status === "rejected"), "the terminated workers held calls");
-    await serves(pool, 400, "after terminating every worker");
-  } finally {
-    await within(pool.shutdown(), SETTLE_MS, "shutdown");
-  }
-});
+  });
 
 // A replacement that is still starting when something else ends it (another
 // thread's terminate(), a signal to a worker process) ran none of the calls

@@ -8,8 +8,21 @@ import * as t from "./fixtures/hard-timeout-tasks.mjs";
 
 // A bound on a hang, not a timing assertion; the timer never holds the process open.
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref())]);
-const outcome = (promise, what) => within(promise.then((value) => ({ value }), (error) => ({ error })), 30_000, what);
+  Promise.race([
+    promise,
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+const outcome = (promise, what) =>
+  within(
+    promise.then(
+      (value) => ({ value }),
+      (error) => ({ error }),
+    ),
+    30_000,
+    what,
+  );
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const HARD_MS = 300;
@@ -21,7 +34,6 @@ const modes = [
 ];
 const withHardTimeout = (options, ms = HARD_MS) => ({ ...options, worker: { ...options.worker, hardTimeoutMs: ms } });
 
-
 for (const [name, options] of modes) {
   test(`${name}: calls made right after a KNT_HARD_TIMEOUT run on the replacement`, async () => {
     const pool = createPool(withHardTimeout(options))(t);
@@ -31,7 +43,9 @@ for (const [name, options] of modes) {
         const runaway = await outcome(pool.call.spinForever(), "the runaway");
         assert.equal(runaway.error && runaway.error.code, "KNT_HARD_TIMEOUT");
         // Made after the decision: none may land on the worker being terminated.
-        const after = await Promise.all([1, 2, 3, 4].map((v) => outcome(pool.call.quick(v), "a call after the decision")));
+        const after = await Promise.all(
+          [1, 2, 3, 4].map((v) => outcome(pool.call.quick(v), "a call after the decision")),
+        );
         assert.deepEqual(after, [{ value: 2 }, { value: 3 }, { value: 4 }, { value: 5 }]);
       }
     } finally {
@@ -83,7 +97,9 @@ for (const [name, options] of modes) {
       const hung = await outcome(pool.call.hangAsync(), "the hung call");
       assert.equal(hung.error && hung.error.code, "KNT_HARD_TIMEOUT");
       assert.match(hung.error.message, /hangAsync/);
-      const after = await Promise.all([1, 2, 3, 4].map((v) => outcome(pool.call.quick(v), "a call after the decision")));
+      const after = await Promise.all(
+        [1, 2, 3, 4].map((v) => outcome(pool.call.quick(v), "a call after the decision")),
+      );
       assert.deepEqual(after, [{ value: 2 }, { value: 3 }, { value: 4 }, { value: 5 }]);
     } finally {
       await pool.shutdown();

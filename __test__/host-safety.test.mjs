@@ -65,7 +65,10 @@ test("the host reads slot words as untrusted: a forged length, offset or RES/DON
   const region = new PayloadRegion(new SharedArrayBuffer(64 * 1024, { maxByteLength: 1 << 20 }), true);
   const control = new Uint8Array(new SharedArrayBuffer(native.controlBytes(1, 4)));
   const corrupt = (f, what) =>
-    assert.throws(f, (err) => err.code === "KNT_REGION_CORRUPT" || assert.fail(`${what}: ${err && err.code} ${err && err.message}`));
+    assert.throws(
+      f,
+      (err) => err.code === "KNT_REGION_CORRUPT" || assert.fail(`${what}: ${err && err.code} ${err && err.message}`),
+    );
   corrupt(() => region.readSlot(control, 4096, L.inlineBytes + 1, NO_EXT), "inline length past the slot");
   corrupt(() => region.readSlot(control, 4096, -5, NO_EXT), "negative length");
   corrupt(() => region.readSlot(control, 4096, 3, NO_EXT), "inline garbage (zeros)");
@@ -94,7 +97,10 @@ test("the host reads slot words as untrusted: a forged length, offset or RES/DON
   Atomics.store(s32, submit.doneWord(0, 0), ~0);
   Atomics.add(s32, submit.doneSeqWord(0), 1);
   const settled = [];
-  assert.equal(submit.takeDone(0, (index) => settled.push(index)), 1);
+  assert.equal(
+    submit.takeDone(0, (index) => settled.push(index)),
+    1,
+  );
   assert.deepEqual(settled, [5], "only the slot the host published");
   assert.equal(submit.inFlight, 0);
 });
@@ -135,14 +141,45 @@ test("numbers crossing napi are validated: NaN, negative, fractional, out of ran
   // buffer(NaN, 64) were taken as offset 0; abortOffset(2**32-1) wrapped.
   const out = child("napi-abuse.cjs", "numbers");
   const refused = Object.entries(out).filter(([, r]) => !r.ok);
-  for (const [name, r] of refused) assert.ok(r.code === "InvalidArg" || r.code === "KNT_REGION_CORRUPT", `${name}: ${r.code} ${r.message}`);
-  for (const name of ["spinWhile NaN", "spinWhile -1", "spinWhile Infinity", "spinWhile index NaN", "spinWhile value 1.5", "spinWhileZero NaN", "spinWhileZero huge count", "abortOffset 2**32-1", "abortOffset -1", "abortOffset 1.5", "controlBytes NaN", "controlBytes -1", "regionBytes 2**32", "stealOffset 0.5", "alloc NaN", "alloc -64", "alloc 1.5", "free NaN", "free -64", "arena maxByteLength NaN"]) {
+  for (const [name, r] of refused)
+    assert.ok(r.code === "InvalidArg" || r.code === "KNT_REGION_CORRUPT", `${name}: ${r.code} ${r.message}`);
+  for (const name of [
+    "spinWhile NaN",
+    "spinWhile -1",
+    "spinWhile Infinity",
+    "spinWhile index NaN",
+    "spinWhile value 1.5",
+    "spinWhileZero NaN",
+    "spinWhileZero huge count",
+    "abortOffset 2**32-1",
+    "abortOffset -1",
+    "abortOffset 1.5",
+    "controlBytes NaN",
+    "controlBytes -1",
+    "regionBytes 2**32",
+    "stealOffset 0.5",
+    "alloc NaN",
+    "alloc -64",
+    "alloc 1.5",
+    "free NaN",
+    "free -64",
+    "arena maxByteLength NaN",
+  ]) {
     assert.equal(out[name].ok, false, `${name} was accepted: ${JSON.stringify(out[name])}`);
     assert.equal(out[name].code, "InvalidArg", name);
   }
   assert.equal(out["abortOffset 1"].ok, true);
   if (linux) {
-    for (const name of ["buffer -64", "buffer NaN", "buffer 0.5", "wake NaN", "wake -1", "create NaN", "park NaN", "park value 2**32"]) {
+    for (const name of [
+      "buffer -64",
+      "buffer NaN",
+      "buffer 0.5",
+      "wake NaN",
+      "wake -1",
+      "create NaN",
+      "park NaN",
+      "park value 2**32",
+    ]) {
       assert.equal(out[name].ok, false, `${name} was accepted`);
       assert.equal(out[name].code, "InvalidArg", name);
     }
@@ -150,7 +187,9 @@ test("numbers crossing napi are validated: NaN, negative, fractional, out of ran
   }
 });
 
-test("ProcessMemory.openFd takes only a sealed memfd of the right size, and closes nothing else", { skip: linux ? false : "Linux only" }, () => {
+test("ProcessMemory.openFd takes only a sealed memfd of the right size, and closes nothing else", {
+  skip: linux ? false : "Linux only",
+}, () => {
   // Before: openFd closed whatever it was given, even on failure; on
   // libuv's epoll descriptor the process aborted.
   const out = child("napi-abuse.cjs", "openfd");
@@ -180,7 +219,9 @@ test("named shared memory: a host SIGKILLed while its workers start leaves no na
   const prefix = `knt-test-starting-${process.pid}`;
   const shm = () => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
   for (let run = 0; run < 6; run++) {
-    const host = spawn(process.execPath, [fixture("process-host-starting.mjs"), prefix], { stdio: ["ignore", "pipe", "pipe"] });
+    const host = spawn(process.execPath, [fixture("process-host-starting.mjs"), prefix], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     host.stdout.on("data", (chunk) => (out += chunk));
@@ -194,9 +235,19 @@ test("named shared memory: a host SIGKILLed while its workers start leaves no na
     await new Promise((resolve) => setTimeout(resolve, run * 20));
     host.kill("SIGKILL");
     let timer;
-    await Promise.race([closed, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`run ${run}: the orphaned workers did not exit`)), 30_000)))]);
+    await Promise.race([
+      closed,
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(() => reject(new Error(`run ${run}: the orphaned workers did not exit`)), 30_000)),
+      ),
+    ]);
     clearTimeout(timer);
-    assert.deepEqual(shm(), [], `run ${run} (killed ${run * 20} ms after createPool${out.includes("ready") ? ", workers ready" : ""}) left a name`);
+    assert.deepEqual(
+      shm(),
+      [],
+      `run ${run} (killed ${run * 20} ms after createPool${out.includes("ready") ? ", workers ready" : ""}) left a name`,
+    );
     assert.doesNotMatch(err, /EPIPE|Unhandled/, `run ${run}: ${err}`);
   }
 });

@@ -4,7 +4,10 @@ import { createPool, task } from "../index.mjs";
 import * as t from "./fixtures/lifecycle-tasks.mjs";
 
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms))]);
+  Promise.race([
+    promise,
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)),
+  ]);
 
 test("task timeouts: default, maybe, error, and a plain number", async () => {
   const pool = createPool({ threads: 1 })({
@@ -29,7 +32,10 @@ test("task timeouts: default, maybe, error, and a plain number", async () => {
     assert.equal(await pool.call.slowDefault(1), "finished");
     // The worker stays usable and late results never reach other calls.
     const late = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echoAfter([i, 1])));
-    assert.deepEqual(late, Array.from({ length: 20 }, (_, i) => i));
+    assert.deepEqual(
+      late,
+      Array.from({ length: 20 }, (_, i) => i),
+    );
     await new Promise((r) => setTimeout(r, 600)); // the timed-out calls finish meanwhile
     assert.deepEqual(await pool.call.echoAfter(["after", 0]), "after");
   } finally {
@@ -107,15 +113,29 @@ test("abortSignalCapacity: running out is a clear error, not a hang", async () =
 });
 
 test("worker.hardTimeoutMs terminates a runaway worker, rejects its calls, and the pool keeps serving", async () => {
-  const pool = createPool({ threads: 1, worker: { hardTimeoutMs: 200 } })({ spinForever: t.spinForever, quick: t.quick });
+  const pool = createPool({ threads: 1, worker: { hardTimeoutMs: 200 } })({
+    spinForever: t.spinForever,
+    quick: t.quick,
+  });
   try {
     const stuck = pool.call.spinForever();
     const behind = pool.call.quick(1); // same worker, queued behind the loop
-    const err = await within(stuck.catch((e) => e), 10_000, "the runaway call");
+    const err = await within(
+      stuck.catch((e) => e),
+      10_000,
+      "the runaway call",
+    );
     assert.equal(err.code, "KNT_HARD_TIMEOUT");
     assert.match(err.message, /spinForever/);
     assert.match(err.message, /200 ms/);
-    const other = await within(behind.then((v) => v, (e) => e), 10_000, "the call behind it");
+    const other = await within(
+      behind.then(
+        (v) => v,
+        (e) => e,
+      ),
+      10_000,
+      "the call behind it",
+    );
     assert.ok(other === 2 || other.code === "KNT_WORKER_EXIT", `got ${other}`);
     assert.equal(await within(pool.call.quick(41), 10_000, "a later call"), 42);
   } finally {
@@ -160,11 +180,18 @@ test("worker.bootstrap runs before task modules; its failure rejects calls and r
   } finally {
     await ok.shutdown();
   }
-  const bad = createPool({ threads: 1, worker: { bootstrap: { href: "./fixtures/bootstrap-fail.mjs", name: "setup" } } })({
+  const bad = createPool({
+    threads: 1,
+    worker: { bootstrap: { href: "./fixtures/bootstrap-fail.mjs", name: "setup" } },
+  })({
     quick: t.quick,
   });
   try {
-    const first = await within(bad.call.quick(1).catch((e) => e), 10_000, "a call on a pool whose bootstrap fails");
+    const first = await within(
+      bad.call.quick(1).catch((e) => e),
+      10_000,
+      "a call on a pool whose bootstrap fails",
+    );
     assert.match(first.message, /bootstrap failed on purpose/);
     await assert.rejects(within(bad.ready, 10_000, "ready"), /bootstrap failed on purpose/);
     await assert.rejects(bad.call.quick(2), /bootstrap failed on purpose/);
@@ -177,13 +204,21 @@ test("importTask: the worker imports the function; the host never evaluates its 
   const pool = createPool({ threads: 1 })({ triple: t.triple });
   try {
     assert.equal(await pool.call.triple(14), 42);
-    assert.equal(globalThis.__importedEvaluated, undefined, "the imported module's side effect did not run in the host");
+    assert.equal(
+      globalThis.__importedEvaluated,
+      undefined,
+      "the imported module's side effect did not run in the host",
+    );
   } finally {
     await pool.shutdown();
   }
   const broken = createPool({ threads: 1 })({ missing: t.missing });
   try {
-    const err = await within(broken.call.missing(1).catch((e) => e), 10_000, "a call to a missing export");
+    const err = await within(
+      broken.call.missing(1).catch((e) => e),
+      10_000,
+      "a call to a missing export",
+    );
     assert.match(err.message, /has no exported function "nope"/);
   } finally {
     await broken.shutdown();
@@ -224,7 +259,9 @@ test("Symbol.asyncDispose waits for shutdown; Symbol.dispose starts it", async (
   await sync.shutdown();
 });
 
-test("using / await using shut the pool down at scope exit", { skip: hasUsing ? false : "this Node has no `using` syntax" }, async () => {
+test("using / await using shut the pool down at scope exit", {
+  skip: hasUsing ? false : "this Node has no `using` syntax",
+}, async () => {
   const { useAndDispose } = await import("./fixtures/using-scope.mjs");
   const kept = await useAndDispose(t.quick);
   await assert.rejects(kept.call.quick(1), /shut down/);
@@ -232,9 +269,15 @@ test("using / await using shut the pool down at scope exit", { skip: hasUsing ? 
 
 test("task() validates timeout and abortSignal", () => {
   assert.throws(() => task({ f: () => 1, timeout: -5 }), { name: "RangeError", message: /timeout/ });
-  assert.throws(() => task({ f: () => 1, timeout: { time: 10, default: 1, error: 2 } }), { name: "TypeError", message: /one of default, maybe, error/ });
+  assert.throws(() => task({ f: () => 1, timeout: { time: 10, default: 1, error: 2 } }), {
+    name: "TypeError",
+    message: /one of default, maybe, error/,
+  });
   assert.throws(() => task({ f: () => 1, timeout: { tme: 10 } }), { name: "TypeError", message: /unknown key tme/ });
-  assert.throws(() => task({ f: () => 1, abortSignal: { hasAborted: "yes" } }), { name: "TypeError", message: /abortSignal/ });
+  assert.throws(() => task({ f: () => 1, abortSignal: { hasAborted: "yes" } }), {
+    name: "TypeError",
+    message: /abortSignal/,
+  });
   assert.throws(() => task({ f: () => 1, extra: 1 }), { name: "TypeError", message: /unknown key extra/ });
 });
 

@@ -64,6 +64,10 @@ test("debug traces the lifecycle on stderr (KNITTING_DEBUG=1 or debug: true)", (
   assert.match(child.stderr, /knitting-native:lifecycle pool \d+ .* created: 2 workers, tasks add/);
   assert.match(child.stderr, /worker 0 \(threadId \d+\) ready/);
   assert.match(child.stderr, /shutdown:/);
-  const quiet = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 20_000, env: { ...process.env, KNITTING_DEBUG: "" } });
+  const quiet = spawnSync(process.execPath, [script], {
+    encoding: "utf8",
+    timeout: 20_000,
+    env: { ...process.env, KNITTING_DEBUG: "" },
+  });
   assert.equal(quiet.stderr, "", "no traces unless asked");
 });

@@ -81,13 +81,23 @@ test("defaults of the new groups, and every existing field unchanged", () => {
   assert.equal(r.payloadMaxByteLength, 64 * 1024 * 1024);
   assert.equal(r.maxPayloadBytes, 8 * 1024 * 1024);
   assert.equal(r.worker.resolveAfterFinishingAll, false);
-  assert.deepEqual(
-    Object.keys(r).sort(),
-    [
-      "abortSignalCapacity", "balancer", "debug", "elastic", "host", "inliner", "maxPayloadBytes", "maxQueue",
-      "payloadInitialBytes", "payloadMaxByteLength", "payloadMode", "stats", "threads", "topology", "worker",
-    ],
-  );
+  assert.deepEqual(Object.keys(r).sort(), [
+    "abortSignalCapacity",
+    "balancer",
+    "debug",
+    "elastic",
+    "host",
+    "inliner",
+    "maxPayloadBytes",
+    "maxQueue",
+    "payloadInitialBytes",
+    "payloadMaxByteLength",
+    "payloadMode",
+    "stats",
+    "threads",
+    "topology",
+    "worker",
+  ]);
   assert.equal(r.maxQueue, null); // unbounded
   assert.equal(r.stats, false);
   assert.equal(r.worker.recycle, null);
@@ -97,14 +107,33 @@ test("defaults of the new groups, and every existing field unchanged", () => {
 test("given values come through resolved", () => {
   const r = resolve({
     threads: 4,
-    host: { steal: true, stealRegionLanes: 8, dispatcher: "serial-channel", doorbell: false, stallFreeLoops: 0, maxBackoffMs: 0.5 },
+    host: {
+      steal: true,
+      stealRegionLanes: 8,
+      dispatcher: "serial-channel",
+      doorbell: false,
+      stallFreeLoops: 0,
+      maxBackoffMs: 0.5,
+    },
     balancer: "firstIdle",
   });
   assert.deepEqual(r.host, {
-    steal: true, stealRegionLanes: 8, dispatcher: "serial-channel", doorbell: false, stallFreeLoops: 0, maxBackoffMs: 0.5,
+    steal: true,
+    stealRegionLanes: 8,
+    dispatcher: "serial-channel",
+    doorbell: false,
+    stallFreeLoops: 0,
+    maxBackoffMs: 0.5,
   });
   assert.equal(r.balancer, "firstIdle");
-  assert.deepEqual(r.topology, { steal: true, regionLanes: 8, regionWidth: 16, dispatcher: "serial-channel", balancer: "firstIdle", inline: false });
+  assert.deepEqual(r.topology, {
+    steal: true,
+    regionLanes: 8,
+    regionWidth: 16,
+    dispatcher: "serial-channel",
+    balancer: "firstIdle",
+    inline: false,
+  });
   assert.equal(resolve({ host: { stallFreeLoops: 1_000_000, maxBackoffMs: 60_000 } }).host.maxBackoffMs, 60_000);
   assert.equal(resolve({ host: { stallFreeLoops: 1_000_000 } }).host.stallFreeLoops, 1_000_000);
 });
@@ -160,25 +189,57 @@ test("KNITTING_STEAL turns stealing on or off; the option wins over it", () => {
 
 test("host.steal: true with a balancer or dispatcher keeps stealing on", () => {
   const t = topology({ threads: 3, host: { steal: true, dispatcher: "serial-channel" }, balancer: "randomLane" });
-  assert.deepEqual(t, { steal: true, regionLanes: 3, regionWidth: 32, dispatcher: "serial-channel", balancer: "randomLane", inline: false });
+  assert.deepEqual(t, {
+    steal: true,
+    regionLanes: 3,
+    regionWidth: 32,
+    dispatcher: "serial-channel",
+    balancer: "randomLane",
+    inline: false,
+  });
   assert.equal(topology({ threads: 2, host: { steal: false } }).steal, false);
 });
 
 test("host.steal: true where stealing cannot work is a RangeError naming both sides", () => {
-  throwsNaming(() => resolve({ threads: 2, host: { steal: true }, inliner: {} }), RangeError, ["host.steal", "inliner"], "steal + inliner");
-  throwsNaming(() => resolve({ threads: 0, host: { steal: true }, inliner: {} }), RangeError, ["host.steal", "inliner"], "steal + inliner, 0 threads");
+  throwsNaming(
+    () => resolve({ threads: 2, host: { steal: true }, inliner: {} }),
+    RangeError,
+    ["host.steal", "inliner"],
+    "steal + inliner",
+  );
+  throwsNaming(
+    () => resolve({ threads: 0, host: { steal: true }, inliner: {} }),
+    RangeError,
+    ["host.steal", "inliner"],
+    "steal + inliner, 0 threads",
+  );
   for (const threads of [1, 32, 64]) {
-    const err = throwsNaming(() => resolve({ threads, host: { steal: true } }), RangeError, ["host.steal", "threads"], `steal, ${threads} threads`);
+    const err = throwsNaming(
+      () => resolve({ threads, host: { steal: true } }),
+      RangeError,
+      ["host.steal", "threads"],
+      `steal, ${threads} threads`,
+    );
     assert.match(err.message, new RegExp(`2 to ${MAX_STEAL_CLAIMANTS}`));
     assert.match(err.message, new RegExp(`got threads ${threads}\\b`));
   }
   // ...even when KNITTING_STEAL says the same.
-  throwsNaming(() => resolve({ threads: 1, host: { steal: true } }, { KNITTING_STEAL: "1" }), RangeError, "host.steal", "steal + env");
+  throwsNaming(
+    () => resolve({ threads: 1, host: { steal: true } }, { KNITTING_STEAL: "1" }),
+    RangeError,
+    "host.steal",
+    "steal + env",
+  );
 });
 
 test("host.stealRegionLanes: accepted where it splits the region by the rule, else a RangeError stating it", () => {
   // threads 2: 64 slots, consumers + 1 = 3.
-  for (const [lanes, width] of [[2, 32], [4, 16], [8, 8], [16, 4]]) {
+  for (const [lanes, width] of [
+    [2, 32],
+    [4, 16],
+    [8, 8],
+    [16, 4],
+  ]) {
     assert.deepEqual(
       topology({ threads: 2, host: { stealRegionLanes: lanes } }),
       { ...OFF, steal: true, regionLanes: lanes, regionWidth: width },
@@ -186,7 +247,12 @@ test("host.stealRegionLanes: accepted where it splits the region by the rule, el
     );
   }
   for (const lanes of [1, 3, 5, 32, 64, 128]) {
-    const err = throwsNaming(() => resolve({ threads: 2, host: { stealRegionLanes: lanes } }), RangeError, "host.stealRegionLanes", `lanes ${lanes}`);
+    const err = throwsNaming(
+      () => resolve({ threads: 2, host: { stealRegionLanes: lanes } }),
+      RangeError,
+      "host.stealRegionLanes",
+      `lanes ${lanes}`,
+    );
     assert.match(err.message, /split the 64 submit slots into region lanes of at most 32 slots/);
     assert.match(err.message, /slots \/ stealRegionLanes >= consumers \+ 1 \(here 3\)/);
     assert.match(err.message, new RegExp(`got ${lanes}\\b`));
@@ -194,15 +260,35 @@ test("host.stealRegionLanes: accepted where it splits the region by the rule, el
   }
   // threads 4: 128 slots, consumers + 1 = 5; 32 lanes would be 4 slots wide.
   assert.equal(topology({ threads: 4, host: { stealRegionLanes: 16 } }).regionWidth, 8);
-  const four = throwsNaming(() => resolve({ threads: 4, host: { stealRegionLanes: 32 } }), RangeError, "host.stealRegionLanes", "4 threads, 32 lanes");
+  const four = throwsNaming(
+    () => resolve({ threads: 4, host: { stealRegionLanes: 32 } }),
+    RangeError,
+    "host.stealRegionLanes",
+    "4 threads, 32 lanes",
+  );
   assert.match(four.message, /the 128 submit slots .*\(here 5\): got 32/);
   // threads 31: the one split is 31 lanes of 32 slots.
   assert.equal(topology({ threads: 31, host: { stealRegionLanes: 31 } }).regionWidth, 32);
-  const full = throwsNaming(() => resolve({ threads: 31, host: { stealRegionLanes: 62 } }), RangeError, "host.stealRegionLanes", "31 threads");
+  const full = throwsNaming(
+    () => resolve({ threads: 31, host: { stealRegionLanes: 62 } }),
+    RangeError,
+    "host.stealRegionLanes",
+    "31 threads",
+  );
   assert.match(full.message, /the 992 submit slots .*\(here 32\): got 62 \(valid here: 31\)/);
   // The same value with explicit or env stealing.
-  throwsNaming(() => resolve({ threads: 2, host: { steal: true, stealRegionLanes: 32 } }), RangeError, "host.stealRegionLanes", "explicit steal");
-  throwsNaming(() => resolve({ threads: 2, host: { stealRegionLanes: 32 }, balancer: "firstIdle" }, { KNITTING_STEAL: "1" }), RangeError, "host.stealRegionLanes", "env steal");
+  throwsNaming(
+    () => resolve({ threads: 2, host: { steal: true, stealRegionLanes: 32 } }),
+    RangeError,
+    "host.stealRegionLanes",
+    "explicit steal",
+  );
+  throwsNaming(
+    () => resolve({ threads: 2, host: { stealRegionLanes: 32 }, balancer: "firstIdle" }, { KNITTING_STEAL: "1" }),
+    RangeError,
+    "host.stealRegionLanes",
+    "env steal",
+  );
 });
 
 test("host.stealRegionLanes is ignored while stealing is off, but its type is still checked", () => {
@@ -219,8 +305,18 @@ test("host.stealRegionLanes is ignored while stealing is off, but its type is st
     assert.equal(r.host.stealRegionLanes, 7);
   }
   assert.equal(topology({ threads: 2, host: { stealRegionLanes: 32 } }, { KNITTING_STEAL: "0" }).steal, false);
-  throwsNaming(() => resolve({ threads: 1, host: { stealRegionLanes: "2" } }), TypeError, "host.stealRegionLanes", "type while off");
-  throwsNaming(() => resolve({ threads: 1, host: { stealRegionLanes: 0 } }), RangeError, "host.stealRegionLanes", "0 while off");
+  throwsNaming(
+    () => resolve({ threads: 1, host: { stealRegionLanes: "2" } }),
+    TypeError,
+    "host.stealRegionLanes",
+    "type while off",
+  );
+  throwsNaming(
+    () => resolve({ threads: 1, host: { stealRegionLanes: 0 } }),
+    RangeError,
+    "host.stealRegionLanes",
+    "0 while off",
+  );
 });
 
 test("threads: 0 needs the inliner", () => {
@@ -228,7 +324,12 @@ test("threads: 0 needs the inliner", () => {
   assert.match(err.message, /got 0/);
   const below = throwsNaming(() => resolve({ threads: -1 }), RangeError, "threads", "threads -1");
   assert.match(below.message, /between 1 and/);
-  const belowInline = throwsNaming(() => resolve({ threads: -1, inliner: {} }), RangeError, "threads", "threads -1 with inliner");
+  const belowInline = throwsNaming(
+    () => resolve({ threads: -1, inliner: {} }),
+    RangeError,
+    "threads",
+    "threads -1 with inliner",
+  );
   assert.match(belowInline.message, /between 0 and/);
   const r = resolve({ threads: 0, inliner: {} });
   assert.equal(r.threads, 0);
@@ -242,13 +343,27 @@ test("the inliner: defaults, given values, and no stealing by default", () => {
   assert.deepEqual(r.inliner, { position: "first", batchSize: 64, dispatchThreshold: 1_000_000 });
   assert.deepEqual(r.topology, { ...OFF, inline: true });
   // A balancer may still place calls among the workers and the inline lane.
-  assert.deepEqual(topology({ threads: 4, inliner: {}, balancer: "roundRobin" }), { ...OFF, inline: true, balancer: "roundRobin" });
+  assert.deepEqual(topology({ threads: 4, inliner: {}, balancer: "roundRobin" }), {
+    ...OFF,
+    inline: true,
+    balancer: "roundRobin",
+  });
 });
 
 test("worker.bootstrap with the inliner is refused, naming both", () => {
   const bootstrap = { href: "./boot.mjs" };
-  throwsNaming(() => resolve({ threads: 2, worker: { bootstrap }, inliner: {} }), RangeError, ["worker.bootstrap", "inliner"], "bootstrap + inliner");
-  throwsNaming(() => resolve({ threads: 0, worker: { bootstrap }, inliner: { position: "first" } }), RangeError, ["worker.bootstrap", "inliner"], "bootstrap + inliner, 0 threads");
+  throwsNaming(
+    () => resolve({ threads: 2, worker: { bootstrap }, inliner: {} }),
+    RangeError,
+    ["worker.bootstrap", "inliner"],
+    "bootstrap + inliner",
+  );
+  throwsNaming(
+    () => resolve({ threads: 0, worker: { bootstrap }, inliner: { position: "first" } }),
+    RangeError,
+    ["worker.bootstrap", "inliner"],
+    "bootstrap + inliner, 0 threads",
+  );
   assert.equal(resolve({ threads: 2, worker: { bootstrap } }).worker.bootstrap.href, "./boot.mjs");
 });
 
@@ -259,14 +374,26 @@ const BAD = [
   [{ host: { Steal: true } }, TypeError, "host.Steal"],
   [{ host: { stealRegionLane: 2 } }, TypeError, "host.stealRegionLane"],
   ...["true", 1, 0, null, {}].map((v) => [{ host: { steal: v } }, TypeError, "host.steal"]),
-  ...["2", 1.5, NaN, Infinity, null, true, 2n].map((v) => [{ threads: 2, host: { stealRegionLanes: v } }, TypeError, "host.stealRegionLanes"]),
+  ...["2", 1.5, NaN, Infinity, null, true, 2n].map((v) => [
+    { threads: 2, host: { stealRegionLanes: v } },
+    TypeError,
+    "host.stealRegionLanes",
+  ]),
   ...[0, -1, -2].map((v) => [{ threads: 2, host: { stealRegionLanes: v } }, RangeError, "host.stealRegionLanes"]),
-  ...["perThread", "per_thread", "", 1, null, true].map((v) => [{ host: { dispatcher: v } }, TypeError, "host.dispatcher"]),
+  ...["perThread", "per_thread", "", 1, null, true].map((v) => [
+    { host: { dispatcher: v } },
+    TypeError,
+    "host.dispatcher",
+  ]),
   ...["yes", 1, 0, null].map((v) => [{ host: { doorbell: v } }, TypeError, "host.doorbell"]),
   ...["1", 1.5, NaN, null, true].map((v) => [{ host: { stallFreeLoops: v } }, TypeError, "host.stallFreeLoops"]),
   ...[-1, 1_000_001].map((v) => [{ host: { stallFreeLoops: v } }, RangeError, "host.stallFreeLoops"]),
   ...["5", null, true, {}, 5n].map((v) => [{ host: { maxBackoffMs: v } }, TypeError, "host.maxBackoffMs"]),
-  ...[0, -1, NaN, Infinity, -Infinity, 60_000.5, 1e9].map((v) => [{ host: { maxBackoffMs: v } }, RangeError, "host.maxBackoffMs"]),
+  ...[0, -1, NaN, Infinity, -Infinity, 60_000.5, 1e9].map((v) => [
+    { host: { maxBackoffMs: v } },
+    RangeError,
+    "host.maxBackoffMs",
+  ]),
   ...["nope", "RoundRobin", "round-robin", "", 1, null, true, {}].map((v) => [{ balancer: v }, TypeError, "balancer"]),
   ...[true, false, null, 1, "first", []].map((v) => [{ inliner: v }, TypeError, "inliner"]),
   [{ inliner: { nope: 1 } }, TypeError, "inliner.nope"],
@@ -287,20 +414,41 @@ test(`${BAD.length} wrong scheduling options: a TypeError/RangeError naming the 
 
 test("an unknown balancer lists the valid names", () => {
   const err = throwsNaming(() => resolve({ balancer: "leastBusy" }), TypeError, "balancer", "leastBusy");
-  for (const name of ["roundRobin", "firstIdle", "randomLane", "firstIdleOrRandom"]) assert.match(err.message, new RegExp(`"${name}"`));
+  for (const name of ["roundRobin", "firstIdle", "randomLane", "firstIdleOrRandom"])
+    assert.match(err.message, new RegExp(`"${name}"`));
   assert.match(err.message, /got string "leastBusy"/);
 });
 
 test("bad KNITTING_STEAL / KNITTING_DISPATCHER values are a TypeError naming the variable, even when an option overrides them", () => {
   for (const value of ["yes", "on", "2", "no", "tru"]) {
-    const err = throwsNaming(() => resolve({ threads: 2 }, { KNITTING_STEAL: value }), TypeError, "KNITTING_STEAL", value);
+    const err = throwsNaming(
+      () => resolve({ threads: 2 }, { KNITTING_STEAL: value }),
+      TypeError,
+      "KNITTING_STEAL",
+      value,
+    );
     assert.match(err.message, /1, true, 0, false/);
-    throwsNaming(() => resolve({ threads: 2, host: { steal: false } }, { KNITTING_STEAL: value }), TypeError, "KNITTING_STEAL", `${value} + option`);
+    throwsNaming(
+      () => resolve({ threads: 2, host: { steal: false } }, { KNITTING_STEAL: value }),
+      TypeError,
+      "KNITTING_STEAL",
+      `${value} + option`,
+    );
   }
   for (const value of ["perthread", "serial", "1"]) {
-    const err = throwsNaming(() => resolve({ threads: 2 }, { KNITTING_DISPATCHER: value }), TypeError, "KNITTING_DISPATCHER", value);
+    const err = throwsNaming(
+      () => resolve({ threads: 2 }, { KNITTING_DISPATCHER: value }),
+      TypeError,
+      "KNITTING_DISPATCHER",
+      value,
+    );
     assert.match(err.message, /per-thread, serial-channel/);
-    throwsNaming(() => resolve({ threads: 2, host: { dispatcher: "per-thread" } }, { KNITTING_DISPATCHER: value }), TypeError, "KNITTING_DISPATCHER", `${value} + option`);
+    throwsNaming(
+      () => resolve({ threads: 2, host: { dispatcher: "per-thread" } }, { KNITTING_DISPATCHER: value }),
+      TypeError,
+      "KNITTING_DISPATCHER",
+      `${value} + option`,
+    );
   }
 });
 
@@ -309,19 +457,33 @@ test("createPool reads the environment when it is called", () => {
     throwsNaming(() => createPool({ threads: 2 }), TypeError, "KNITTING_STEAL", "createPool with KNITTING_STEAL=maybe");
   });
   withEnv({ KNITTING_DISPATCHER: "bogus" }, () => {
-    throwsNaming(() => createPool({ threads: 2 }), TypeError, "KNITTING_DISPATCHER", "createPool with KNITTING_DISPATCHER=bogus");
+    throwsNaming(
+      () => createPool({ threads: 2 }),
+      TypeError,
+      "KNITTING_DISPATCHER",
+      "createPool with KNITTING_DISPATCHER=bogus",
+    );
   });
   // resolveOptions defaults to process.env, read on each call.
   withEnv({ KNITTING_STEAL: "0" }, () => {
     assert.equal(resolveOptions({ threads: 2 }, L.maxLanes, L.maxAbortSlots).topology.steal, false);
   });
   withEnv({ KNITTING_STEAL: "1" }, () => {
-    assert.equal(resolveOptions({ threads: 2, balancer: "firstIdle" }, L.maxLanes, L.maxAbortSlots).topology.steal, true);
+    assert.equal(
+      resolveOptions({ threads: 2, balancer: "firstIdle" }, L.maxLanes, L.maxAbortSlots).topology.steal,
+      true,
+    );
   });
 });
 
 test("resolveTopology is a pure function of the validated options and the env it is given", () => {
-  const validated = { threads: 3, host: resolve({}).host, balancer: undefined, inliner: null, worker: resolve({}).worker };
+  const validated = {
+    threads: 3,
+    host: resolve({}).host,
+    balancer: undefined,
+    inliner: null,
+    worker: resolve({}).worker,
+  };
   const frozen = structuredClone(validated);
   withEnv({ KNITTING_STEAL: "garbage", KNITTING_DISPATCHER: "garbage" }, () => {
     // The env argument is what it reads, not process.env.
@@ -341,12 +503,24 @@ test("KNITTING_WORKER_RUNTIME sets the default worker.runtime; an explicit one w
   assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
   assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: " Process " }).worker.runtime, "process");
   assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "" }).worker.runtime, "thread");
-  assert.equal(resolve({ threads: 2, worker: { runtime: "thread" } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "thread");
-  assert.equal(resolve({ threads: 2, worker: { hardTimeoutMs: 5 } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
+  assert.equal(
+    resolve({ threads: 2, worker: { runtime: "thread" } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
+    "thread",
+  );
+  assert.equal(
+    resolve({ threads: 2, worker: { hardTimeoutMs: 5 } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
+    "process",
+  );
   assert.throws(
     () => resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "fiber" }),
-    (err) => err instanceof TypeError && /KNITTING_WORKER_RUNTIME/.test(err.message) && /"thread" or "process"/.test(err.message),
+    (err) =>
+      err instanceof TypeError &&
+      /KNITTING_WORKER_RUNTIME/.test(err.message) &&
+      /"thread" or "process"/.test(err.message),
   );
   // A wrong `worker` stays the error it is, whatever the environment says.
-  assert.throws(() => resolve({ threads: 2, worker: 5 }, { KNITTING_WORKER_RUNTIME: "process" }), (err) => err instanceof TypeError && /worker must be an object/.test(err.message));
+  assert.throws(
+    () => resolve({ threads: 2, worker: 5 }, { KNITTING_WORKER_RUNTIME: "process" }),
+    (err) => err instanceof TypeError && /worker must be an object/.test(err.message),
+  );
 });

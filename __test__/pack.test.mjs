@@ -77,7 +77,11 @@ test("npm pack: exactly the runtime files, the license and this platform's binar
   for (const banned of [...notShipped, /^node_modules\//]) {
     assert.equal(files.filter((f) => banned.test(f)).length, 0, `${banned} in the tarball`);
   }
-  assert.deepEqual(files.filter((f) => f.endsWith(".node")), [binaryName], "one binary, this platform's");
+  assert.deepEqual(
+    files.filter((f) => f.endsWith(".node")),
+    [binaryName],
+    "one binary, this platform's",
+  );
 });
 
 test("package.json: exports, types, engines, files; no os/cpu or optionalDependencies in the root", () => {
@@ -112,7 +116,10 @@ test("npm pack, then install the tarball into an empty project (offline) and cal
   assert.ok(existsSync(tarball), `npm pack wrote ${tarball}`);
   const app = join(dir, "app");
   mkdirSync(app);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }),
+  );
   // The package has no dependencies: nothing to fetch, so --offline.
   const install = spawnSync(
     process.platform === "win32" ? "npm.cmd" : "npm",
@@ -133,7 +140,12 @@ test("npm pack, then install the tarball into an empty project (offline) and cal
       "}",
     ].join("\n"),
   );
-  const run = spawnSync(process.execPath, ["main.mjs"], { cwd: app, encoding: "utf8", timeout: 60_000, env: childEnv() });
+  const run = spawnSync(process.execPath, ["main.mjs"], {
+    cwd: app,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: childEnv(),
+  });
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stdout, "42\n");
   // It ran the installed copy, not this checkout.
@@ -166,7 +178,14 @@ test("npm pack, then install the tarball into an empty project (offline) and cal
 test("npm/<triple>/: one package per platform, consistent with lib/platform.js and the root", () => {
   const dirs = readdirSync(join(root, "npm")).sort();
   assert.deepEqual(dirs, Object.keys(TARGETS).sort());
-  assert.deepEqual(dirs, ["darwin-arm64", "darwin-x64", "linux-arm64-gnu", "linux-x64-gnu", "linux-x64-musl", "win32-x64-msvc"]);
+  assert.deepEqual(dirs, [
+    "darwin-arm64",
+    "darwin-x64",
+    "linux-arm64-gnu",
+    "linux-x64-gnu",
+    "linux-x64-musl",
+    "win32-x64-msvc",
+  ]);
   for (const [t, want] of Object.entries(TARGETS)) {
     const p = JSON.parse(readFileSync(join(root, "npm", t, "package.json"), "utf8"));
     const file = `knitting-native.${t}.node`;
@@ -193,7 +212,8 @@ test("scripts/prepublish.mjs: copies the binary, writes optionalDependencies; th
   cpSync(join(root, "npm"), join(dir, "npm"), { recursive: true });
   cpSync(join(root, binaryName), join(dir, binaryName));
   const script = join(root, "scripts", "prepublish.mjs");
-  const run = (...args) => spawnSync(process.execPath, [script, "--root", dir, ...args], { encoding: "utf8", timeout: 30_000 });
+  const run = (...args) =>
+    spawnSync(process.execPath, [script, "--root", dir, ...args], { encoding: "utf8", timeout: 30_000 });
 
   // Every platform by default: the others have no binary here, so it stops before writing anything.
   const all = run();
@@ -225,11 +245,21 @@ test("KNITTING_NATIVE_BINARY naming a missing file: an exact, actionable error, 
   const child = loadIn(root, childEnv({ KNITTING_NATIVE_BINARY: missing }));
   assert.notEqual(child.status, 0);
   const err = child.stderr;
-  assert.ok(err.includes(`knitting-native: could not load the native addon for ${triple} (Node.js ${process.version}, N-API ${process.versions.napi}).`), err);
+  assert.ok(
+    err.includes(
+      `knitting-native: could not load the native addon for ${triple} (Node.js ${process.version}, N-API ${process.versions.napi}).`,
+    ),
+    err,
+  );
   assert.ok(err.includes(`Tried:\n  1. ${missing} (KNITTING_NATIVE_BINARY): file not found\nTo fix it:`), err);
   assert.ok(!err.includes("(local build)"), "an explicit binary does not fall back to the local build");
   assert.match(err, /Point KNITTING_NATIVE_BINARY at an existing knitting-native \.node file, or unset it/);
-  assert.ok(err.includes(`install Rust from https://rustup.rs, then run \`npm run build\` in ${resolve(root)} (it writes ${binaryName} there).`), err);
+  assert.ok(
+    err.includes(
+      `install Rust from https://rustup.rs, then run \`npm run build\` in ${resolve(root)} (it writes ${binaryName} there).`,
+    ),
+    err,
+  );
 });
 
 test("no local build and no platform package: lists both and how to build from source", (t) => {
@@ -250,8 +280,16 @@ test("no local build and no platform package: lists both and how to build from s
   );
   assert.ok(err.includes(`or run \`npm install knitting-native-${triple}\``), err);
   assert.ok(err.includes("not --omit=optional / --no-optional"), err);
-  assert.ok(err.includes("install Rust from https://rustup.rs, then run `npm run build` in a checkout of the knitting-native source"), err);
-  assert.ok(err.includes(`copy the ${binaryName} it writes into ${dir}, or set KNITTING_NATIVE_BINARY to its path.`), err);
+  assert.ok(
+    err.includes(
+      "install Rust from https://rustup.rs, then run `npm run build` in a checkout of the knitting-native source",
+    ),
+    err,
+  );
+  assert.ok(
+    err.includes(`copy the ${binaryName} it writes into ${dir}, or set KNITTING_NATIVE_BINARY to its path.`),
+    err,
+  );
 
   // A source checkout (Cargo.toml present) and a local binary that does not load.
   writeFileSync(join(dir, "Cargo.toml"), "");
@@ -261,5 +299,10 @@ test("no local build and no platform package: lists both and how to build from s
   err = child.stderr;
   assert.match(err, new RegExp(`1\\. .*${binaryName.replaceAll(".", "\\.")} \\(local build\\): (?!file not found)\\S`));
   assert.ok(err.includes(`2. knitting-native-${triple} (prebuilt package): not installed`), err);
-  assert.ok(err.includes(`install Rust from https://rustup.rs, then run \`npm run build\` in ${dir} (it writes ${binaryName} there).`), err);
+  assert.ok(
+    err.includes(
+      `install Rust from https://rustup.rs, then run \`npm run build\` in ${dir} (it writes ${binaryName} there).`,
+    ),
+    err,
+  );
 });

@@ -35,8 +35,7 @@ function pair(sab) {
   return { host, worker, count };
 }
 
-const text = (n, seed) =>
-  Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join("");
+const text = (n, seed) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join("");
 
 test("1,000 small arguments cost a few allocator calls, not two each", () => {
   const { host, worker, count } = pair(new SharedArrayBuffer(4 * MIB, { maxByteLength: 16 * MIB }));

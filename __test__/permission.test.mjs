@@ -78,10 +78,15 @@ test("write: [dirA]: a file in dirA is written, one outside gets Node's permissi
   }
 });
 
-test("a task module's own import outside read: the call fails with an error naming the file and permission.read", { skip }, async () => {
+test("a task module's own import outside read: the call fails with an error naming the file and permission.read", {
+  skip,
+}, async () => {
   const pool = createPool({ threads: 1, permission: { read: [dirA] }, worker: { runtime: "process" } })({ scaled });
   try {
-    const err = await pool.call.scaled(2).then(() => assert.fail("must reject"), (e) => e);
+    const err = await pool.call.scaled(2).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.match(err.message, /permission policy denies read of .*permission-helper\.mjs .*permission\.read/);
   } finally {
     await pool.shutdown();
@@ -113,8 +118,13 @@ test('"strict": no child processes; run: true allows them', { skip }, async () =
   }
 });
 
-test("env: { allow: [...] } is refused for Node worker processes, which cannot scope the environment; worker.env can", { skip }, async () => {
-  assert.throws(() => processPool({ env: { allow: ["A"] } }), invalidOption(/permission\.env\.allow cannot be enforced by Node\.js v\d+.* worker processes.*worker\.env/));
+test("env: { allow: [...] } is refused for Node worker processes, which cannot scope the environment; worker.env can", {
+  skip,
+}, async () => {
+  assert.throws(
+    () => processPool({ env: { allow: ["A"] } }),
+    invalidOption(/permission\.env\.allow cannot be enforced by Node\.js v\d+.* worker processes.*worker\.env/),
+  );
   // What the refusal points to: only the variables given reach the worker.
   const pool = processPool({ read: [dirA] }, { env: { A: "a" } });
   try {
@@ -124,13 +134,27 @@ test("env: { allow: [...] } is refused for Node worker processes, which cannot s
   }
 });
 
-test("a scoped net list is refused for Node worker processes (all-or-nothing or no network permission)", { skip }, () => {
-  assert.throws(() => processPool({ net: ["example.com:443"] }), invalidOption(/permission\.net cannot be enforced by Node\.js v\d+.* worker processes/));
+test("a scoped net list is refused for Node worker processes (all-or-nothing or no network permission)", {
+  skip,
+}, () => {
+  assert.throws(
+    () => processPool({ net: ["example.com:443"] }),
+    invalidOption(/permission\.net cannot be enforced by Node\.js v\d+.* worker processes/),
+  );
   assert.throws(() => processPool({ net: [] }), invalidOption(/permission\.net cannot be enforced by Node\.js/));
-  assert.throws(() => processPool({ denyRead: [dirB] }), invalidOption(/permission\.denyRead cannot be enforced by Node\.js.*no deny lists/));
-  assert.throws(() => processPool({ run: ["ls"] }), invalidOption(/permission\.run cannot be enforced.*all-or-nothing/));
+  assert.throws(
+    () => processPool({ denyRead: [dirB] }),
+    invalidOption(/permission\.denyRead cannot be enforced by Node\.js.*no deny lists/),
+  );
+  assert.throws(
+    () => processPool({ run: ["ls"] }),
+    invalidOption(/permission\.run cannot be enforced.*all-or-nothing/),
+  );
   assert.throws(() => processPool({ ffi: false }), invalidOption(/permission\.ffi cannot be enforced.*--allow-addons/));
-  assert.throws(() => processPool({ read: [dirA] }, { execArgv: ["--allow-fs-read=*"] }), invalidOption(/worker\.execArgv has --allow-fs-read=\*/));
+  assert.throws(
+    () => processPool({ read: [dirA] }, { execArgv: ["--allow-fs-read=*"] }),
+    invalidOption(/worker\.execArgv has --allow-fs-read=\*/),
+  );
   // net: true is not a restriction: accepted.
   return processPool({ net: true }).shutdown();
 });
@@ -156,29 +180,60 @@ test("a Bun or Deno host refuses a policy for its worker processes, naming the r
 });
 
 test("thread workers: a restriction they cannot enforce, and any policy with the inliner, are refused at createPool", () => {
-  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T), invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/));
-  assert.throws(() => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T), invalidOption(/permission\.env\.allow cannot be enforced by worker threads/));
-  assert.throws(() => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T), invalidOption(/permission cannot be enforced with inliner/));
+  assert.throws(
+    () => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T),
+    invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/),
+  );
+  assert.throws(
+    () => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T),
+    invalidOption(/permission\.env\.allow cannot be enforced by worker threads/),
+  );
+  assert.throws(
+    () => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T),
+    invalidOption(/permission cannot be enforced with inliner/),
+  );
   // Allow-everything values restrict nothing: accepted.
-  const open = createPool({ threads: 1, worker: THREAD, permission: { read: true, write: true, net: true, run: true, console: true } })(T);
+  const open = createPool({
+    threads: 1,
+    worker: THREAD,
+    permission: { read: true, write: true, net: true, run: true, console: true },
+  })(T);
   open.shutdown();
-  assert.throws(() => createPool({ permission: "open" })(T), invalidOption(/permission must be "unsafe", "strict" or a policy object/));
+  assert.throws(
+    () => createPool({ permission: "open" })(T),
+    invalidOption(/permission must be "unsafe", "strict" or a policy object/),
+  );
   assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
-  assert.throws(() => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T), invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/));
-  assert.throws(() => createPool({ permission: { read: [5] } })(T), invalidOption(/permission\.read\[0\] must hold paths/));
-  assert.throws(() => createPool({ permission: { env: { files: ".env" } } })(T), invalidOption(/permission\.env\.files is not supported/));
+  assert.throws(
+    () => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T),
+    invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/),
+  );
+  assert.throws(
+    () => createPool({ permission: { read: [5] } })(T),
+    invalidOption(/permission\.read\[0\] must hold paths/),
+  );
+  assert.throws(
+    () => createPool({ permission: { env: { files: ".env" } } })(T),
+    invalidOption(/permission\.env\.files is not supported/),
+  );
 });
 
 test("a thread-worker task calling process.exit(1) gets a clear error, and the next call on that worker succeeds", async () => {
   const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
   try {
     const before = await pool.call.whoami();
-    const err = await pool.call.exitWith(1).then(() => assert.fail("must reject"), (e) => e);
+    const err = await pool.call.exitWith(1).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
     assert.equal(err.task, "exitWith");
     assert.match(err.message, /process\.exit\(\) was called by task "exitWith" in a worker thread and refused/);
     // After an await, the task is still named.
-    const late = await pool.call.exitAfterAwait(2).then(() => assert.fail("must reject"), (e) => e);
+    const late = await pool.call.exitAfterAwait(2).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.equal(late.code, "KNT_PROCESS_EXIT_REFUSED");
     assert.equal(late.task, "exitAfterAwait");
     // The same worker thread answers the next call.
@@ -196,7 +251,10 @@ test("under a policy, an uncaught exception still ends a thread worker as withou
     const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
     try {
       const { threadId } = await pool.call.throwLater(50);
-      const err = await pool.call.sleepThen(["held", 2000]).then(() => assert.fail("must reject"), (e) => e);
+      const err = await pool.call.sleepThen(["held", 2000]).then(
+        () => assert.fail("must reject"),
+        (e) => e,
+      );
       assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
       // Bun ends such a worker with exit code 0 (README, Supported runtimes).
       assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, permission);
@@ -213,7 +271,10 @@ test("under a policy, an uncaught exception still ends a thread worker as withou
 test('mode "unsafe" (with console: false) leaves process.exit() alone in thread workers: the worker ends', async () => {
   const pool = createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T);
   try {
-    const err = await pool.call.exitWith(4).then(() => assert.fail("must reject"), (e) => e);
+    const err = await pool.call.exitWith(4).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.equal(err.code, "KNT_WORKER_EXIT", String(err));
     assert.equal(err.exitCode, 4);
     assert.equal(await pool.call.consoleMuted(), true);
@@ -227,7 +288,10 @@ test("process.abort() in a thread-worker task is refused under every policy (it 
     const pool = createPool({ threads: 1, worker: THREAD, permission })(T);
     try {
       const before = await pool.call.whoami();
-      const err = await pool.call.abortNow().then(() => assert.fail("must reject"), (e) => e);
+      const err = await pool.call.abortNow().then(
+        () => assert.fail("must reject"),
+        (e) => e,
+      );
       assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
       assert.equal(err.task, "abortNow");
       assert.deepEqual(await pool.call.whoami(), before);
@@ -244,7 +308,8 @@ test("console: false mutes task code's console (threads and processes); the stri
     [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
     [{ threads: 1, worker: THREAD }, false],
   ];
-  if (linux) cases.push([{ threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } }, true]);
+  if (linux)
+    cases.push([{ threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } }, true]);
   for (const [options, muted] of cases) {
     const pool = createPool(options)(T);
     try {

@@ -52,12 +52,15 @@ test("pool shape: call, shutdown, Symbol.dispose; calling an unknown task throws
     assert.equal(typeof pool.call.unknown, "function", "pool.call.<unknown> is a function that throws");
     assert.equal("unknown" in pool.call, false);
     assert.equal(pool.call.then, undefined, "await pool.call does not call a task");
-    assert.throws(() => pool.call.unknown(1), (err) => {
-      assert.ok(err instanceof TypeError);
-      assert.equal(err.code, "KNT_UNKNOWN_TASK");
-      assert.match(err.message, /pool\.call\.unknown is not a task of this pool; its tasks: add, echo/);
-      return true;
-    });
+    assert.throws(
+      () => pool.call.unknown(1),
+      (err) => {
+        assert.ok(err instanceof TypeError);
+        assert.equal(err.code, "KNT_UNKNOWN_TASK");
+        assert.match(err.message, /pool\.call\.unknown is not a task of this pool; its tasks: add, echo/);
+        return true;
+      },
+    );
     assert.equal(await pool.call.add([2, 3]), 5, "the pool still serves");
     assert.equal("send" in pool, false);
     assert.equal("fastCall" in pool, false);
@@ -87,7 +90,13 @@ test("errors thrown in tasks come back as rejections with name, message, stack a
 
     assert.equal(await pool.call.throwValue("plain string").catch((e) => e), "plain string");
     assert.deepEqual(await pool.call.throwValue({ reason: 7 }).catch((e) => e), { reason: 7 });
-    assert.equal(await pool.call.throwValue(undefined).then(() => "resolved", (e) => e), undefined);
+    assert.equal(
+      await pool.call.throwValue(undefined).then(
+        () => "resolved",
+        (e) => e,
+      ),
+      undefined,
+    );
     // The pool is still fine.
     assert.equal(await pool.call.add([2, 3]), 5);
   } finally {
@@ -138,7 +147,12 @@ test("values that cannot be sent are rejected before dispatch, other calls unaff
     const back = pool.call.returnsFunction().catch((e) => e);
     const values = await Promise.all(inFlight);
     values.forEach((v, i) => assert.equal(v, i));
-    for (const [err, code] of [[await fn, "KNT_ERROR_0"], [await nested, "KNT_ERROR_0"], [await sym, "KNT_ERROR_1"], [await weak, "KNT_ERROR_2"]]) {
+    for (const [err, code] of [
+      [await fn, "KNT_ERROR_0"],
+      [await nested, "KNT_ERROR_0"],
+      [await sym, "KNT_ERROR_1"],
+      [await weak, "KNT_ERROR_2"],
+    ]) {
       assert.ok(err instanceof TypeError, `TypeError for ${code}`);
       assert.equal(err.code, code);
     }
@@ -191,10 +205,31 @@ test("fast-path and structured-clone values round-trip through a worker with the
   const pool = createPool({ threads: 1 })({ echo: t.echo, describeValue: t.describeValue });
   try {
     const values = [
-      undefined, null, true, false, 0, -0, NaN, Infinity, -Infinity, 2 ** 53, -1.5,
-      123n, -(2n ** 200n), "", "plain", "emoji 🎉 and lone \udc00 surrogate",
-      { a: 1, b: [1, 2, { c: "d" }], e: null }, [1, [2, [3]]], new Date(1_700_000_000_000),
-      new Map([[1, "a"], ["b", { c: 2 }]]), new Set([1, "x"]), /re+g/gi,
+      undefined,
+      null,
+      true,
+      false,
+      0,
+      -0,
+      NaN,
+      Infinity,
+      -Infinity,
+      2 ** 53,
+      -1.5,
+      123n,
+      -(2n ** 200n),
+      "",
+      "plain",
+      "emoji 🎉 and lone \udc00 surrogate",
+      { a: 1, b: [1, 2, { c: "d" }], e: null },
+      [1, [2, [3]]],
+      new Date(1_700_000_000_000),
+      new Map([
+        [1, "a"],
+        ["b", { c: 2 }],
+      ]),
+      new Set([1, "x"]),
+      /re+g/gi,
     ];
     for (const v of values) {
       const back = await pool.call.echo(v);
@@ -202,7 +237,19 @@ test("fast-path and structured-clone values round-trip through a worker with the
       else if (Object.is(v, -0)) assert.ok(Object.is(back, -0), "-0 kept");
       else assert.deepEqual(back, v);
     }
-    const kinds = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array];
+    const kinds = [
+      Int8Array,
+      Uint8Array,
+      Uint8ClampedArray,
+      Int16Array,
+      Uint16Array,
+      Int32Array,
+      Uint32Array,
+      Float32Array,
+      Float64Array,
+      BigInt64Array,
+      BigUint64Array,
+    ];
     for (const Kind of kinds) {
       const v = new Kind(5);
       const back = await pool.call.echo(v);
@@ -238,7 +285,10 @@ test("createPool validates options and tasks, naming the key", () => {
   assert.throws(() => createPool({ threads: 1.5 }), { name: "TypeError", message: /threads must be an integer/ });
   assert.throws(() => createPool({ threads: "2" }), { name: "TypeError", message: /threads/ });
   assert.throws(() => createPool({ thread: 2 }), { name: "TypeError", message: /unknown option thread/ });
-  assert.throws(() => createPool({ payload: { maxPayloadBytes: -1 } }), { name: "RangeError", message: /payload\.maxPayloadBytes/ });
+  assert.throws(() => createPool({ payload: { maxPayloadBytes: -1 } }), {
+    name: "RangeError",
+    message: /payload\.maxPayloadBytes/,
+  });
   assert.throws(() => createPool({ payload: { nope: 1 } }), { name: "TypeError", message: /payload\.nope/ });
   assert.throws(
     () => createPool({ payload: { payloadInitialBytes: 2 ** 20 * 8, payloadMaxByteLength: 2 ** 20 * 4 } }),
@@ -250,10 +300,10 @@ test("createPool validates options and tasks, naming the key", () => {
 });
 
 test("an inline (non-exported) function is rejected at createPool, naming the key", () => {
-  assert.throws(
-    () => createPool({ threads: 1 })({ inlineSquare: (v) => v * v }),
-    { name: "TypeError", message: /task "inlineSquare".*not defined in|task "inlineSquare".*not exported/ },
-  );
+  assert.throws(() => createPool({ threads: 1 })({ inlineSquare: (v) => v * v }), {
+    name: "TypeError",
+    message: /task "inlineSquare".*not defined in|task "inlineSquare".*not exported/,
+  });
 });
 
 const denoKeepsFds =

@@ -14,7 +14,17 @@ import { createPool, WorkerExitError } from "../index.mjs";
 import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
 import { aOnly } from "./fixtures/process-order-b.mjs";
 import { add, echo, delayed, failSync, failAsync } from "./fixtures/tasks.mjs";
-import { pid, held, crashLater, exitWith, surroundings, checksum, spin, watchAbortRecorded, lastAbort } from "./fixtures/process-tasks.mjs";
+import {
+  pid,
+  held,
+  crashLater,
+  exitWith,
+  surroundings,
+  checksum,
+  spin,
+  watchAbortRecorded,
+  lastAbort,
+} from "./fixtures/process-tasks.mjs";
 import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
 import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
 
@@ -69,7 +79,10 @@ test("calls run in another process: sync, async, thrown, isMain false there", { 
     assert.equal(await pool.call.add([2, 3]), 5);
     assert.equal(await pool.call.delayed(["later", 5]), "later");
     await assert.rejects(pool.call.failSync("boom"), (err) => err instanceof TypeError && err.message === "boom");
-    await assert.rejects(pool.call.failAsync("async boom"), (err) => err.name === "CustomError" && err.cause.code === 42);
+    await assert.rejects(
+      pool.call.failAsync("async boom"),
+      (err) => err.name === "CustomError" && err.cause.code === 42,
+    );
     const many = await Promise.all(Array.from({ length: 5000 }, (_, i) => pool.call.add([i, i])));
     many.forEach((v, i) => assert.equal(v, 2 * i));
   } finally {
@@ -91,7 +104,9 @@ test("payloads past the inline slot and of ~1 MiB cross both ways", { skip }, as
     assert.ok(back instanceof Uint8Array);
     assert.deepEqual(back, bytes);
     // Many large values in flight at once share the fixed-size region.
-    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echo({ i, pad: "p".repeat(64 * 1024) })));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => pool.call.echo({ i, pad: "p".repeat(64 * 1024) })),
+    );
     all.forEach((v, i) => assert.equal(v.i, i));
   } finally {
     await pool.shutdown();
@@ -116,7 +131,13 @@ test("mixed sizes, sync, async and throwing calls: every answer right, no payloa
       const kind = i % 3;
       if (kind === 0) calls.push(pool.call.echo(value).then((v) => assert.deepEqual(v, value)));
       else if (kind === 1) calls.push(pool.call.delayed([value, i % 4]).then((v) => assert.deepEqual(v, value)));
-      else calls.push(pool.call.failSync(`no ${i} ${value.text}`).then(() => assert.fail("must throw"), (e) => assert.equal(e.message, `no ${i} ${value.text}`)));
+      else
+        calls.push(
+          pool.call.failSync(`no ${i} ${value.text}`).then(
+            () => assert.fail("must throw"),
+            (e) => assert.equal(e.message, `no ${i} ${value.text}`),
+          ),
+        );
     }
     await Promise.all(calls);
     // Blocks were allocated and freed on both sides of the process boundary.
@@ -142,11 +163,18 @@ test("task ids agree although host and workers import the modules in another ord
   }
 });
 
-test("a SIGKILLed worker rejects the calls it held with its pid and signal; a replacement serves", { skip }, async () => {
+test("a SIGKILLed worker rejects the calls it held with its pid and signal; a replacement serves", {
+  skip,
+}, async () => {
   const pool = processPool({ worker: {} }, { pid, held, add });
   try {
     const victim = await pool.call.pid();
-    const calls = [pool.call.held(60_000), pool.call.held(60_000)].map((p) => p.then(() => assert.fail("must reject"), (e) => e));
+    const calls = [pool.call.held(60_000), pool.call.held(60_000)].map((p) =>
+      p.then(
+        () => assert.fail("must reject"),
+        (e) => e,
+      ),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     process.kill(victim, "SIGKILL");
     for (const err of await Promise.all(calls)) {
@@ -169,7 +197,10 @@ test("process.exit() in a task and an uncaught exception end the worker; the poo
   const pool = processPool({ worker: {} }, { pid, exitWith, crashLater, held, add });
   try {
     const first = await pool.call.pid();
-    const err = await pool.call.exitWith(7).then(() => assert.fail("must reject"), (e) => e);
+    const err = await pool.call.exitWith(7).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.ok(err instanceof WorkerExitError);
     assert.equal(err.exitCode, 7);
     assert.equal(err.pid, first);
@@ -178,7 +209,10 @@ test("process.exit() in a task and an uncaught exception end the worker; the poo
 
     const second = await pool.call.pid();
     assert.notEqual(second, first);
-    const waiting = pool.call.held(60_000).then(() => assert.fail("must reject"), (e) => e);
+    const waiting = pool.call.held(60_000).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.equal(await pool.call.crashLater(), second);
     const crashed = await waiting;
     assert.ok(crashed instanceof WorkerExitError);
@@ -193,7 +227,10 @@ test("process.exit() in a task and an uncaught exception end the worker; the poo
 test("hardTimeoutMs replaces a runaway worker process", { skip }, async () => {
   const pool = processPool({ worker: { hardTimeoutMs: 200 } }, { spin, add });
   try {
-    const err = await pool.call.spin().then(() => assert.fail("must reject"), (e) => e);
+    const err = await pool.call.spin().then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
     assert.equal(err.code, "KNT_HARD_TIMEOUT", String(err));
     // A call placed while the runaway is being killed goes down with it (as
     // with threads); the replacement serves the next one.
@@ -238,9 +275,14 @@ test("a command prefix that cannot start fails the pool with why", { skip }, asy
   }
 });
 
-test("named shared memory: the name goes once workers mapped it, and after a crash and shutdown", { skip }, async () => {
+test("named shared memory: the name goes once workers mapped it, and after a crash and shutdown", {
+  skip,
+}, async () => {
   const prefix = uniquePrefix("named");
-  const pool = processPool({ threads: 2, worker: { processSharedMemory: { mode: "named", namePrefix: prefix } } }, { pid, add, echo });
+  const pool = processPool(
+    { threads: 2, worker: { processSharedMemory: { mode: "named", namePrefix: prefix } } },
+    { pid, add, echo },
+  );
   try {
     const created = shmEntries(prefix);
     assert.equal(created.length, 1, "the name exists while the workers start");
@@ -282,7 +324,9 @@ test("named shared memory: nothing is left after the host is SIGKILLed, and its 
 /** Harmless flags of each runtime (Deno's replace its default --allow-all). */
 const CHILD_FLAGS = { node: ["--no-warnings"], bun: ["--smol"], deno: ["--allow-all", "--no-prompt"] };
 
-test("worker.processCommandPrefix wraps the command; processArgs, execArgv and env reach the child", { skip }, async () => {
+test("worker.processCommandPrefix wraps the command; processArgs, execArgv and env reach the child", {
+  skip,
+}, async () => {
   const pool = processPool(
     {
       worker: {
@@ -319,9 +363,13 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
     process.stdout.write(JSON.stringify({ host: process.execArgv, worker: seen.execArgv }));
     await pool.shutdown();
   `;
-  const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", "--no-warnings", "--input-type=module", "-e", script], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--inspect=127.0.0.1:0", "--no-warnings", "--input-type=module", "-e", script],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   let err = "";
   child.stdout.on("data", (c) => (out += c));
@@ -329,7 +377,10 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
   const code = await new Promise((resolve) => child.on("exit", resolve));
   assert.equal(code, 0, err);
   const { host, worker } = JSON.parse(out);
-  assert.ok(host.some((f) => f.startsWith("--inspect")), `host flags ${host}`);
+  assert.ok(
+    host.some((f) => f.startsWith("--inspect")),
+    `host flags ${host}`,
+  );
   // Other flags carry over; the inspector and the host's --eval entry do not.
   assert.deepEqual(worker, ["--no-warnings", "--input-type=module"]);
 });
@@ -358,9 +409,11 @@ test("worker.processExecutable that is not an executable is refused, naming it a
   for (const runtime of ["node", "deno", "bun"]) {
     assert.throws(
       () =>
-        createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })({
-          add,
-        }),
+        createPool({ threads: 1, worker: { runtime: "process", processRuntime: runtime, processExecutable: missing } })(
+          {
+            add,
+          },
+        ),
       (err) =>
         err.code === "KNT_RUNTIME_UNAVAILABLE" &&
         err.message.includes(`worker.processRuntime "${runtime}"`) &&
@@ -380,9 +433,18 @@ test("process options are checked and named", { skip }, () => {
   assert.throws(make({ execArgv: ["--x"] }), /worker\.execArgv applies to worker\.runtime "process"/);
   assert.throws(make({ runtime: "process", processRuntime: "python" }), /worker\.processRuntime must be one of/);
   assert.throws(make({ runtime: "process", processSharedMemory: "named" }), /worker\.processSharedMemory must be/);
-  assert.throws(make({ runtime: "process", processSharedMemory: { mode: "named", namePrefix: "a/b" } }), /namePrefix must be/);
-  assert.throws(make({ runtime: "process", processSharedMemory: { mode: "named", extra: 1 } }), /unknown option worker\.processSharedMemory\.extra/);
-  assert.throws(make({ runtime: "process", processCommandPrefix: "sudo" }), /processCommandPrefix must be an array of strings/);
+  assert.throws(
+    make({ runtime: "process", processSharedMemory: { mode: "named", namePrefix: "a/b" } }),
+    /namePrefix must be/,
+  );
+  assert.throws(
+    make({ runtime: "process", processSharedMemory: { mode: "named", extra: 1 } }),
+    /unknown option worker\.processSharedMemory\.extra/,
+  );
+  assert.throws(
+    make({ runtime: "process", processCommandPrefix: "sudo" }),
+    /processCommandPrefix must be an array of strings/,
+  );
   assert.throws(make({ runtime: "process", env: { A: 1 } }), /worker\.env\.A must be a string/);
   assert.throws(make({ runtime: "process", resourceLimits: { maxOldGenerationSizeMb: 64 } }), /worker\.execArgv/);
 });

@@ -17,8 +17,12 @@ const CASES = Number(process.env.KNT_REGION_FUZZ_CASES || 10_000);
 const SEED = Number(process.env.KNT_FUZZ_SEED || 0x5afe);
 const STALL_MS = 60_000; // no progress line for this long = a hang
 
-test(`${CASES} cases of random writes into the shared regions: the host never crashes or hangs`, { timeout: 20 * 60_000 }, async () => {
-  const child = spawn(process.execPath, [HOST, String(CASES), String(SEED), "10"], { stdio: ["ignore", "pipe", "pipe"] });
+test(`${CASES} cases of random writes into the shared regions: the host never crashes or hangs`, {
+  timeout: 20 * 60_000,
+}, async () => {
+  const child = spawn(process.execPath, [HOST, String(CASES), String(SEED), "10"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   let stalled = false;

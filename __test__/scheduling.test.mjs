@@ -30,7 +30,10 @@ function expected(i) {
         throws: true,
       };
     case 3:
-      return { call: (p) => p.call.echo({ i, s: "x".repeat(600 + (i % 7)) }), ok: (v) => v.i === i && v.s.length === 600 + (i % 7) };
+      return {
+        call: (p) => p.call.echo({ i, s: "x".repeat(600 + (i % 7)) }),
+        ok: (v) => v.i === i && v.s.length === 600 + (i % 7),
+      };
     case 4:
       return { call: (p) => p.call.later([`a${i}`, 0]), ok: (v) => v === `a${i}` };
     default:
@@ -66,7 +69,10 @@ async function mixedCalls(pool) {
     "mixed calls",
   );
   assert.deepEqual(wrong, [], "every call settles with its own result");
-  assert.ok(settled.every((n) => n === 1), "every call settles exactly once");
+  assert.ok(
+    settled.every((n) => n === 1),
+    "every call settles exactly once",
+  );
 }
 
 /**
@@ -90,7 +96,11 @@ const TOPOLOGIES = [
   ["stealing without the doorbell", { threads: 2, host: { doorbell: false } }, { steal: true }],
   ["stealing forced with a balancer", { threads: 2, host: { steal: true }, balancer: "randomLane" }, { steal: true }],
   ["private lanes, least-loaded", { threads: 2, host: { steal: false } }, { steal: false }],
-  ["private lanes, no doorbell, short backoff", { threads: 2, host: { steal: false, doorbell: false, stallFreeLoops: 4, maxBackoffMs: 2 } }, { steal: false }],
+  [
+    "private lanes, no doorbell, short backoff",
+    { threads: 2, host: { steal: false, doorbell: false, stallFreeLoops: 4, maxBackoffMs: 2 } },
+    { steal: false },
+  ],
 ];
 for (const balancer of ["roundRobin", "robinRound", "firstIdle", "randomLane", "firstIdleOrRandom"]) {
   for (const dispatcher of ["per-thread", "serial-channel"]) {
@@ -99,9 +109,17 @@ for (const balancer of ["roundRobin", "robinRound", "firstIdle", "randomLane", "
 }
 TOPOLOGIES.push(
   ["inliner last", { threads: 2, inliner: { position: "last" } }, { steal: false, inline: true }],
-  ["inliner first, batch 4, threshold 8, roundRobin", { threads: 1, balancer: "roundRobin", inliner: { position: "first", batchSize: 4, dispatchThreshold: 8 } }, { steal: false, inline: true }],
+  [
+    "inliner first, batch 4, threshold 8, roundRobin",
+    { threads: 1, balancer: "roundRobin", inliner: { position: "first", batchSize: 4, dispatchThreshold: 8 } },
+    { steal: false, inline: true },
+  ],
   ["inliner only (threads 0)", { threads: 0, inliner: {} }, { steal: false, inline: true }],
-  ["inliner, serial-channel, firstIdleOrRandom", { threads: 2, balancer: "firstIdleOrRandom", host: { dispatcher: "serial-channel" }, inliner: { batchSize: 8 } }, { steal: false, inline: true }],
+  [
+    "inliner, serial-channel, firstIdleOrRandom",
+    { threads: 2, balancer: "firstIdleOrRandom", host: { dispatcher: "serial-channel" }, inliner: { batchSize: 8 } },
+    { steal: false, inline: true },
+  ],
 );
 
 for (const [name, options, shape] of TOPOLOGIES) {
@@ -129,7 +147,11 @@ test("stealing: an idle worker takes the short calls while a long one runs on th
     // so the worker whose long call ends first takes every short call while
     // the 1.5 s one still runs.
     const order = await finishOrder(pool, 1500, 30, 60);
-    assert.equal(order.indexOf("long"), order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
+    assert.equal(
+      order.indexOf("long"),
+      order.length - 1,
+      `every short call finished before the long one: ${order.join(" ")}`,
+    );
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -150,7 +172,8 @@ for (const runtime of ["thread", "process"]) {
         const long = pool.call.spin(["long", 400]).then(() => order.push("long"));
         const tiny = Array.from({ length: 100 }, (_, i) => pool.call.add([i, 1]).then(() => order.push(i)));
         await within(Promise.all([long, ...tiny]), SETTLE_MS, "long and tiny calls");
-        if (order.indexOf("long") !== order.length - 1) late.push(`round ${round}: ${order.length - 1 - order.indexOf("long")} tiny calls after the long one`);
+        if (order.indexOf("long") !== order.length - 1)
+          late.push(`round ${round}: ${order.length - 1 - order.indexOf("long")} tiny calls after the long one`);
       } finally {
         await within(pool.shutdown(), SETTLE_MS, "shutdown");
       }
@@ -164,7 +187,10 @@ test("private lanes (roundRobin): short calls queued behind a long one wait for 
   const pool = createPool({ threads: 2, balancer: "roundRobin" })(TASKS);
   try {
     const order = await finishOrder(pool, 600, 10, 20);
-    assert.ok(order.indexOf("long") < order.length - 1, `some short calls waited behind the long one: ${order.join(" ")}`);
+    assert.ok(
+      order.indexOf("long") < order.length - 1,
+      `some short calls waited behind the long one: ${order.join(" ")}`,
+    );
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -178,7 +204,10 @@ test("inliner: calls run on the host once the threshold is reached; importTask c
     assert.ok(places.includes(true), "some calls ran inline (isMain in the host)");
     assert.ok(places.includes(false), "some calls ran in the worker");
     const imported = await Promise.all(Array.from({ length: 100 }, () => pool.call.whereImported()));
-    assert.ok(imported.every((onMain) => onMain === false), "an importTask never runs on the host");
+    assert.ok(
+      imported.every((onMain) => onMain === false),
+      "an importTask never runs on the host",
+    );
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -195,11 +224,12 @@ test("array-form tasks: every lane, the inline one included, addresses tasks in 
   for (const options of [{ threads: 0, inliner: {} }, { threads: 1, inliner: { position: "first" } }, { threads: 2 }]) {
     const pool = createPool(options)(numbered);
     try {
-      const results = await Promise.all(
-        Array.from({ length: 240 }, (_, k) => pool.call[k % 12](k)),
+      const results = await Promise.all(Array.from({ length: 240 }, (_, k) => pool.call[k % 12](k)));
+      results.forEach(([n, x], k) =>
+        assert.deepEqual([n, x], [k % 12, k], `${JSON.stringify(options)}: call[${k % 12}](${k})`),
       );
-      results.forEach(([n, x], k) => assert.deepEqual([n, x], [k % 12, k], `${JSON.stringify(options)}: call[${k % 12}](${k})`));
-      if (options.threads === 1) assert.ok(results.some((r) => r[2] === true) && results.some((r) => r[2] === false), "both lanes served");
+      if (options.threads === 1)
+        assert.ok(results.some((r) => r[2] === true) && results.some((r) => r[2] === false), "both lanes served");
     } finally {
       await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
@@ -222,7 +252,14 @@ test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the oth
       "calls beside the runaway",
     );
     others.forEach((v, i) => assert.equal(v, i + 1));
-    const err = await within(stuck.then(() => null, (e) => e), SETTLE_MS, "the runaway call");
+    const err = await within(
+      stuck.then(
+        () => null,
+        (e) => e,
+      ),
+      SETTLE_MS,
+      "the runaway call",
+    );
     assert.equal(err && err.code, "KNT_HARD_TIMEOUT", `got ${err}`);
     assert.match(err.message, /spin/);
     // One worker was replaced, the other is the same thread.
@@ -236,7 +273,11 @@ test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the oth
       "a replacement worker",
     );
     assert.equal(p.workers.filter((w, i) => w.threadId === before[i]).length, 1, "exactly one worker was replaced");
-    const after = await within(Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 2]))), SETTLE_MS, "after");
+    const after = await within(
+      Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 2]))),
+      SETTLE_MS,
+      "after",
+    );
     after.forEach((v, i) => assert.equal(v, i + 2));
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
@@ -261,7 +302,11 @@ test("process workers, stealing: the idle process takes the short calls while a 
   const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
   try {
     const order = await finishOrder(pool, 1500, 30, 60);
-    assert.equal(order.indexOf("long"), order.length - 1, `every short call finished before the long one: ${order.join(" ")}`);
+    assert.equal(
+      order.indexOf("long"),
+      order.length - 1,
+      `every short call finished before the long one: ${order.join(" ")}`,
+    );
   } finally {
     await within(pool.shutdown(), SETTLE_MS, "shutdown");
   }
@@ -275,7 +320,9 @@ test("process workers, stealing: a SIGKILLed worker's claimed calls reject namin
     const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
     await new Promise((r) => setTimeout(r, 50));
     const held = [0, 0];
-    for (let i = 0; i < p.topology.submit.slots; i++) if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0) held[p.topology.submit.ownerOf(i)]++;
+    for (let i = 0; i < p.topology.submit.slots; i++)
+      if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0)
+        held[p.topology.submit.ownerOf(i)]++;
     const v = held[0] > 0 ? 0 : 1;
     const victim = p.workers[v].pid;
     process.kill(victim, "SIGKILL");
@@ -291,7 +338,11 @@ test("process workers, stealing: a SIGKILLed worker's claimed calls reject namin
       }
     });
     assert.ok(rejected > 0, "the killed process held calls");
-    const after = await within(Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 3]))), SETTLE_MS, "after");
+    const after = await within(
+      Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 3]))),
+      SETTLE_MS,
+      "after",
+    );
     after.forEach((x, i) => assert.equal(x, i + 3));
     assert.ok(p.workers[v] !== null && p.workers[v].pid !== victim, "a replacement process");
   } finally {

@@ -7,7 +7,12 @@ import * as t from "./fixtures/lifecycle-tasks.mjs";
 
 // A bound on a hang, not a timing assertion; the timer never holds the process open.
 const within = (promise, ms, what) =>
-  Promise.race([promise, new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    promise,
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
 
 const never = () => new Promise(() => {});
 
@@ -28,7 +33,14 @@ for (const [name, options] of shapes) {
     assert.equal(await within(served, 10_000, "a call whose argument resolved"), 2);
     const done = pool.shutdown();
     for (const call of [...waiting, late]) {
-      const err = await within(call.then(() => null, (e) => e), 10_000, "a call waiting for its argument");
+      const err = await within(
+        call.then(
+          () => null,
+          (e) => e,
+        ),
+        10_000,
+        "a call waiting for its argument",
+      );
       assert.ok(err instanceof Error, "it rejects");
       assert.equal(err.code, "KNT_POOL_SHUTDOWN");
     }
@@ -42,7 +54,14 @@ test("resolveAfterFinishingAll: submitted calls finish, calls waiting for their 
   const running = pool.call.echoAfter(["kept", 50]);
   const waiting = pool.call.echoAfter(never());
   const done = pool.shutdown();
-  const err = await within(waiting.then(() => null, (e) => e), 10_000, "the call waiting for its argument");
+  const err = await within(
+    waiting.then(
+      () => null,
+      (e) => e,
+    ),
+    10_000,
+    "the call waiting for its argument",
+  );
   assert.equal(err.code, "KNT_POOL_SHUTDOWN");
   assert.equal(await within(running, 10_000, "the submitted call"), "kept");
   await within(done, 10_000, "shutdown");
@@ -53,7 +72,14 @@ test("an abort-aware call waiting for its argument rejects at shutdown too", asy
   const waiting = pool.call.watchAbort(never());
   assert.equal(typeof waiting.reject, "function");
   const done = pool.shutdown();
-  const err = await within(waiting.then(() => null, (e) => e), 10_000, "the abort-aware call");
+  const err = await within(
+    waiting.then(
+      () => null,
+      (e) => e,
+    ),
+    10_000,
+    "the abort-aware call",
+  );
   assert.equal(err.code, "KNT_POOL_SHUTDOWN");
   waiting.reject(new Error("after the fact")); // settled already: nothing happens
   await within(done, 10_000, "shutdown");

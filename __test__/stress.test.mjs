@@ -15,7 +15,10 @@ test("100,000 mixed sync/async calls each settle with their own result", async (
       case 0: // async, settles out of order
         return pool.call.delayed([i, i % 3]).then((v) => v === i);
       case 1:
-        return pool.call.failSync(`e${i}`).then(() => false, (e) => e instanceof TypeError && e.message === `e${i}`);
+        return pool.call.failSync(`e${i}`).then(
+          () => false,
+          (e) => e instanceof TypeError && e.message === `e${i}`,
+        );
       case 2:
         return pool.call.echo({ i, s: `s${i}` }).then((v) => v.i === i && v.s === `s${i}`);
       default:

@@ -11,7 +11,9 @@ const { cases } = JSON.parse(readFileSync(vectorsPath, "utf8"));
 // Where the copy came from, when a checkout has it beside the project.
 const upstream = fileURLToPath(new URL("../../shared/vectors/stable-task-id.json", import.meta.url));
 
-test("the project's vectors equal the shared ones, where those are beside the project", { skip: !existsSync(upstream) && "no shared vectors beside this checkout" }, () => {
+test("the project's vectors equal the shared ones, where those are beside the project", {
+  skip: !existsSync(upstream) && "no shared vectors beside this checkout",
+}, () => {
   assert.deepEqual(cases, JSON.parse(readFileSync(upstream, "utf8")).cases);
 });
 
@@ -31,7 +33,8 @@ test("stableTaskID hashes UTF-16 code units and folds `at` as int32", () => {
   const hrefs = ["file:///x/é.mjs", "file:///\ud800lone", "file:///🎉.js", "x".repeat(5000)];
   const ats = [0, 1, 31, -1, 2 ** 31, 2 ** 32 + 3, 1.9, -7.5];
   for (const href of hrefs) {
-    for (const at of ats) assert.equal(stableTaskID(href, at), referenceID(href, at), `${JSON.stringify(href.slice(0, 20))} @ ${at}`);
+    for (const at of ats)
+      assert.equal(stableTaskID(href, at), referenceID(href, at), `${JSON.stringify(href.slice(0, 20))} @ ${at}`);
   }
 });
 

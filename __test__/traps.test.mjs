@@ -83,7 +83,10 @@ test("createPool inside a pool worker: pool.ready and the pending calls reject w
   };
   try {
     const call = pool.call.add([1, 2]);
-    await assert.rejects(within(pool.ready, 30_000, "pool.ready"), (err) => err.code === "KNT_POOL_IN_WORKER" && /isMain/.test(err.message) && /\n\s+at /.test(err.stack));
+    await assert.rejects(
+      within(pool.ready, 30_000, "pool.ready"),
+      (err) => err.code === "KNT_POOL_IN_WORKER" && /isMain/.test(err.message) && /\n\s+at /.test(err.stack),
+    );
     await assert.rejects(within(call, 30_000, "pending call"), { code: "KNT_POOL_IN_WORKER" });
     await assert.rejects(pool.call.add([1, 2]), { code: "KNT_POOL_IN_WORKER" }, "later calls too");
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -93,12 +96,22 @@ test("createPool inside a pool worker: pool.ready and the pending calls reject w
   }
 });
 
-for (const [runtime, doorbell] of [["thread", true], ["thread", false], ["process", true]]) {
+for (const [runtime, doorbell] of [
+  ["thread", true],
+  ["thread", false],
+  ["process", true],
+]) {
   test(`trap: a script that never calls shutdown() ends once its pool is idle (${runtime} workers${doorbell ? "" : ", no doorbell"})`, async () => {
-    const r = await run([fixture("trap-idle.mjs")], { env: { TRAP_RUNTIME: runtime, TRAP_DOORBELL: doorbell ? "1" : "0" } });
+    const r = await run([fixture("trap-idle.mjs")], {
+      env: { TRAP_RUNTIME: runtime, TRAP_DOORBELL: doorbell ? "1" : "0" },
+    });
     assert.equal(r.timedOut, false, `the process must end by itself; stdout: ${r.stdout}`);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /first 3\nidle-cpu [\d.]+\nbatch 5050\nslow 150\n/, "every call, the late ones included, settled before the exit");
+    assert.match(
+      r.stdout,
+      /first 3\nidle-cpu [\d.]+\nbatch 5050\nslow 150\n/,
+      "every call, the late ones included, settled before the exit",
+    );
     // Two spinning workers would burn ~2 cores (a ratio near 2); parked ones almost nothing.
     const idleCpu = Number(/idle-cpu ([\d.]+)/.exec(r.stdout)[1]);
     assert.ok(idleCpu < 0.5, `idle pool used ${idleCpu} of a core`);
@@ -126,7 +139,11 @@ test("trap: workers dying right after start (EADDRINUSE outside the guard) back 
 });
 
 test("a lane whose replacements keep dying before they are ready rejects pool.ready and the calls waiting with the first error", async () => {
-  const r = await run(["--input-type=module", "-e", `
+  const r = await run(
+    [
+      "--input-type=module",
+      "-e",
+      `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import * as T from ${JSON.stringify(new URL("./fixtures/fault-tasks.mjs", import.meta.url).href)};
     const pool = createPool({ threads: 1, host: { steal: false } })({ add: T.add });
@@ -143,10 +160,16 @@ test("a lane whose replacements keep dying before they are ready rejects pool.re
     await new Promise((resolve) => setTimeout(resolve, 1500));
     console.log("later", await pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.message.split("\\n")[0]));
     await pool.shutdown();
-  `], { limitMs: 60_000 });
+  `,
+    ],
+    { limitMs: 60_000 },
+  );
   assert.equal(r.timedOut, false, r.stderr);
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^rejected boot: this worker dies while starting\nlater rejected boot: this worker dies while starting\n/);
+  assert.match(
+    r.stdout,
+    /^rejected boot: this worker dies while starting\nlater rejected boot: this worker dies while starting\n/,
+  );
   assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
 });
 
@@ -162,11 +185,21 @@ test("a task that kills its worker again and again is not a start-up crash loop:
       const queued = pool.call.add([i, 1]);
       await assert.rejects(within(crash, 30_000, "crash"), { code: "KNT_WORKER_EXIT" });
       // Placed on the same lane behind the crash: rejected with it, or served by the replacement.
-      const r = await within(queued.then((v) => v, (e) => e.code), 30_000, "queued call");
+      const r = await within(
+        queued.then(
+          (v) => v,
+          (e) => e.code,
+        ),
+        30_000,
+        "queued call",
+      );
       assert.ok(r === i + 1 || r === "KNT_WORKER_EXIT", String(r));
       assert.equal(await within(pool.call.add([i, 2]), 30_000, "call after the crash"), i + 2);
     }
-    assert.deepEqual(warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED"), []);
+    assert.deepEqual(
+      warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED"),
+      [],
+    );
   } finally {
     process.off("warning", onWarning);
     await pool.shutdown();
@@ -178,7 +211,10 @@ test("unknown task names: pool.call.nope() throws a TypeError with a code, namin
   try {
     assert.throws(
       () => pool.call.nope(1),
-      (err) => err instanceof TypeError && err.code === "KNT_UNKNOWN_TASK" && /pool\.call\.nope is not a task of this pool; its tasks: add, echo/.test(err.message),
+      (err) =>
+        err instanceof TypeError &&
+        err.code === "KNT_UNKNOWN_TASK" &&
+        /pool\.call\.nope is not a task of this pool; its tasks: add, echo/.test(err.message),
     );
     assert.equal(await pool.call.add([1, 2]), 3);
   } finally {
@@ -193,12 +229,22 @@ test("option errors carry KNT_INVALID_OPTION, and every limit message names the 
     [{ worker: { timers: { parkMs: -1 } } }, "worker.timers.parkMs"],
     [{ debug: { lifecycle: 1 } }, "debug.lifecycle"],
   ]) {
-    assert.throws(() => createPool(options), (err) => err.code === "KNT_INVALID_OPTION" && err.message.includes(path), JSON.stringify(options));
+    assert.throws(
+      () => createPool(options),
+      (err) => err.code === "KNT_INVALID_OPTION" && err.message.includes(path),
+      JSON.stringify(options),
+    );
   }
   const pool = createPool({ threads: 1, payload: { maxPayloadBytes: 1000 } })({ echo: T.echo });
   try {
-    await assert.rejects(pool.call.echo(1, { sigal: null }), (err) => err.code === "KNT_INVALID_OPTION" && /unknown option sigal/.test(err.message));
-    await assert.rejects(pool.call.echo("x".repeat(5000)), (err) => err.code === "KNT_ERROR_3" && /payload\.maxPayloadBytes \(1000\)/.test(err.message));
+    await assert.rejects(
+      pool.call.echo(1, { sigal: null }),
+      (err) => err.code === "KNT_INVALID_OPTION" && /unknown option sigal/.test(err.message),
+    );
+    await assert.rejects(
+      pool.call.echo("x".repeat(5000)),
+      (err) => err.code === "KNT_ERROR_3" && /payload\.maxPayloadBytes \(1000\)/.test(err.message),
+    );
   } finally {
     await pool.shutdown();
   }
@@ -228,7 +274,10 @@ test("payload defaults follow the maximum: payloadMaxByteLength alone works, ini
 });
 
 test('payload.mode "fixed": the region never grows past its initial size', async () => {
-  const pool = createPool({ threads: 1, payload: { mode: "fixed", payloadInitialBytes: 64 * 1024, maxPayloadBytes: 60 * 1024 } })({ echo: T.echo });
+  const pool = createPool({
+    threads: 1,
+    payload: { mode: "fixed", payloadInitialBytes: 64 * 1024, maxPayloadBytes: 60 * 1024 },
+  })({ echo: T.echo });
   try {
     const internal = pool[Symbol.for("knitting-native.pool")];
     assert.equal(internal.payloadSab.growable, false);
@@ -237,8 +286,13 @@ test('payload.mode "fixed": the region never grows past its initial size', async
     assert.equal(await pool.call.echo(s), s);
     // Two such payloads at once do not fit: the second waits for room (it is not refused).
     const results = await Promise.allSettled([pool.call.echo(s), pool.call.echo(s)]);
-    const why = results.map((r) => (r.status === "fulfilled" ? "fulfilled" : `${r.reason && r.reason.code}: ${r.reason && r.reason.message}`));
-    assert.ok(results.every((r) => r.value === s), `both calls return the value: ${why.join("; ")}`);
+    const why = results.map((r) =>
+      r.status === "fulfilled" ? "fulfilled" : `${r.reason && r.reason.code}: ${r.reason && r.reason.message}`,
+    );
+    assert.ok(
+      results.every((r) => r.value === s),
+      `both calls return the value: ${why.join("; ")}`,
+    );
     assert.equal(internal.payloadSab.byteLength, 64 * 1024, "never grown");
   } finally {
     await pool.shutdown();
@@ -266,9 +320,16 @@ for (const [label, options] of [
       await Promise.all(Array.from({ length: 300 }, () => pool.call.bump(view)));
       assert.deepEqual([...new Int32Array(sab)], [0, 340, 301, 0], "300 calls, every one on the same memory");
       const made = await pool.call.makeShared(3);
-      assert.ok(made.buffer instanceof SharedArrayBuffer && made.length === 3, "a worker's SharedArrayBuffer reaches the host");
+      assert.ok(
+        made.buffer instanceof SharedArrayBuffer && made.length === 3,
+        "a worker's SharedArrayBuffer reaches the host",
+      );
       // A SharedArrayBuffer in a call that goes through the payload region.
-      assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), { shared: true, bytes: 16, big: 5000 });
+      assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), {
+        shared: true,
+        bytes: 16,
+        big: 5000,
+      });
       if (internal.sharedRefs !== null && internal.topology.inline === null) {
         assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
         assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
@@ -285,7 +346,12 @@ test("a SharedArrayBuffer to a worker process is refused with a clear error nami
     for (const arg of [new Int32Array(new SharedArrayBuffer(8)), { sab: new SharedArrayBuffer(8), big: "" }]) {
       await assert.rejects(
         pool.call.sharedInfo(arg),
-        (err) => err instanceof TypeError && err.code === "KNT_ERROR_2" && /cannot be sent to or from a worker process/.test(err.message) && /typed array to send it by value/.test(err.message) && /worker\.runtime "thread"/.test(err.message),
+        (err) =>
+          err instanceof TypeError &&
+          err.code === "KNT_ERROR_2" &&
+          /cannot be sent to or from a worker process/.test(err.message) &&
+          /typed array to send it by value/.test(err.message) &&
+          /worker\.runtime "thread"/.test(err.message),
       );
     }
     const plain = await pool.call.bump(new Int32Array([1, 2]));
@@ -318,10 +384,17 @@ test("worker.bootstrap gets (data, { thread, totalNumberOfThread, runtime })", a
 });
 
 test("worker.timers and debug channels are accepted and applied", async () => {
-  const o = resolveOptions({ worker: { timers: { spinMicroseconds: 5, parkMs: 20 } }, debug: { host: true, imports: false } }, 64, 1024);
+  const o = resolveOptions(
+    { worker: { timers: { spinMicroseconds: 5, parkMs: 20 } }, debug: { host: true, imports: false } },
+    64,
+    1024,
+  );
   assert.deepEqual(o.worker.timers, { spinMicroseconds: 5, parkMs: 20 });
   assert.deepEqual(o.debug, ["host"]);
-  const r = await run(["--input-type=module", "-e", `
+  const r = await run([
+    "--input-type=module",
+    "-e",
+    `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import * as T from ${JSON.stringify(new URL("./fixtures/fault-tasks.mjs", import.meta.url).href)};
     const pool = createPool({ threads: 1, debug: { lifecycle: true }, worker: { timers: { spinMicroseconds: 0, parkMs: 5 } } })({ add: T.add });
@@ -329,7 +402,8 @@ test("worker.timers and debug channels are accepted and applied", async () => {
     for (let i = 0; i < 50; i++) { sum += await pool.call.add([i, 0]); await new Promise((r) => setTimeout(r, 2)); }
     console.log("sum", sum);
     await pool.shutdown();
-  `]);
+  `,
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /sum 1225/);
   assert.match(r.stderr, /knitting-native:lifecycle pool 1 .* ready/, "the lifecycle channel is on");

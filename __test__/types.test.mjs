@@ -61,7 +61,14 @@ test("ok examples compile with zero errors (strict, nodenext, ESM and CJS)", asy
   assert.equal(code, 0, out);
   const listed = out.split(/\r?\n/).map((l) => resolve(root, l.trim()));
   assert.ok(listed.includes(dts), `"knitting-native" did not resolve to ${dts}:\n${out}`);
-  for (const f of ["pool.mts", "expect-errors.mts", "require.cts", "lifecycle.mts", "lifecycle-tasks.mts", "scheduling.mts"]) {
+  for (const f of [
+    "pool.mts",
+    "expect-errors.mts",
+    "require.cts",
+    "lifecycle.mts",
+    "lifecycle-tasks.mts",
+    "scheduling.mts",
+  ]) {
     assert.ok(listed.includes(join(typesDir, "ok", f)), `ok/${f} was not compiled`);
   }
 });
@@ -74,7 +81,9 @@ test("there are fail cases, each naming its expected error code", () => {
   }
 });
 
-test("each fail file fails to compile with its expected code", { concurrency: Math.max(2, availableParallelism()) }, async (t) => {
+test("each fail file fails to compile with its expected code", {
+  concurrency: Math.max(2, availableParallelism()),
+}, async (t) => {
   const tmp = mkdtempSync(join(tmpdir(), "knitting-native-types-"));
   t.after(() => rmSync(tmp, { recursive: true, force: true }));
 

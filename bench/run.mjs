@@ -101,20 +101,50 @@ ${PAYLOAD_USAGE}
 
 function parseArgs(argv) {
   const o = {
-    threads: 2, reps: undefined, quick: false, json: null, calls: undefined, window: 1000,
-    seq: undefined, piscinaSeq: undefined, only: null, timeout: 180, stall: 30, inproc: false, oneProcess: false,
-    child: null, config: null, workloads: WORKLOADS, schedReps: undefined, randomCalls: undefined,
-    randomWindow: undefined, randomSeed: undefined, scalingCalls: undefined, scalingThreads: undefined,
-    cpuCalls: undefined, cpuReps: undefined,
-    procReps: undefined, procCalls: undefined, procSeq: undefined, forkCalls: undefined, forkSeq: undefined,
-    serverReps: undefined, serverCalls: undefined,
-    payloadReps: undefined, payloadMs: undefined, payloadKinds: undefined, payloadSizes: undefined,
-    payloadPools: undefined, payloadBaseline: undefined, svg: undefined,
+    threads: 2,
+    reps: undefined,
+    quick: false,
+    json: null,
+    calls: undefined,
+    window: 1000,
+    seq: undefined,
+    piscinaSeq: undefined,
+    only: null,
+    timeout: 180,
+    stall: 30,
+    inproc: false,
+    oneProcess: false,
+    child: null,
+    config: null,
+    workloads: WORKLOADS,
+    schedReps: undefined,
+    randomCalls: undefined,
+    randomWindow: undefined,
+    randomSeed: undefined,
+    scalingCalls: undefined,
+    scalingThreads: undefined,
+    cpuCalls: undefined,
+    cpuReps: undefined,
+    procReps: undefined,
+    procCalls: undefined,
+    procSeq: undefined,
+    forkCalls: undefined,
+    forkSeq: undefined,
+    serverReps: undefined,
+    serverCalls: undefined,
+    payloadReps: undefined,
+    payloadMs: undefined,
+    payloadKinds: undefined,
+    payloadSizes: undefined,
+    payloadPools: undefined,
+    payloadBaseline: undefined,
+    svg: undefined,
   };
   const subset = (name, v, known) => {
     const l = list(v);
     const unknown = l.filter((x) => !known.includes(x));
-    if (unknown.length || !l.length) die(`${name}: unknown value(s) ${unknown.join(", ")} (known: ${known.join(", ")})`);
+    if (unknown.length || !l.length)
+      die(`${name}: unknown value(s) ${unknown.join(", ")} (known: ${known.join(", ")})`);
     return l;
   };
   const num = (name, v) => {
@@ -129,15 +159,33 @@ function parseArgs(argv) {
       return argv[++i];
     };
     switch (a) {
-      case "--threads": o.threads = num(a, val()); break;
-      case "--reps": o.reps = num(a, val()); break;
-      case "--quick": o.quick = true; break;
-      case "--json": o.json = val(); break;
-      case "--calls": o.calls = num(a, val()); break;
-      case "--window": o.window = num(a, val()); break;
-      case "--seq": o.seq = num(a, val()); break;
-      case "--piscina-seq": o.piscinaSeq = num(a, val()); break;
-      case "--only": o.only = list(val()); break;
+      case "--threads":
+        o.threads = num(a, val());
+        break;
+      case "--reps":
+        o.reps = num(a, val());
+        break;
+      case "--quick":
+        o.quick = true;
+        break;
+      case "--json":
+        o.json = val();
+        break;
+      case "--calls":
+        o.calls = num(a, val());
+        break;
+      case "--window":
+        o.window = num(a, val());
+        break;
+      case "--seq":
+        o.seq = num(a, val());
+        break;
+      case "--piscina-seq":
+        o.piscinaSeq = num(a, val());
+        break;
+      case "--only":
+        o.only = list(val());
+        break;
       case "--only-workload": {
         o.workloads = list(val());
         const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
@@ -146,36 +194,97 @@ function parseArgs(argv) {
         }
         break;
       }
-      case "--sched-reps": o.schedReps = num(a, val()); break;
-      case "--random-calls": o.randomCalls = num(a, val()); break;
-      case "--random-window": o.randomWindow = num(a, val()); break;
-      case "--random-seed": o.randomSeed = num(a, val()); break;
-      case "--scaling-calls": o.scalingCalls = num(a, val()); break;
-      case "--scaling-threads": o.scalingThreads = list(val()).map((t) => num(a, t)); break;
-      case "--cpu-calls": o.cpuCalls = num(a, val()); break;
-      case "--cpu-reps": o.cpuReps = num(a, val()); break;
-      case "--proc-reps": o.procReps = num(a, val()); break;
-      case "--proc-calls": o.procCalls = num(a, val()); break;
-      case "--proc-seq": o.procSeq = num(a, val()); break;
-      case "--fork-calls": o.forkCalls = num(a, val()); break;
-      case "--fork-seq": o.forkSeq = num(a, val()); break;
-      case "--server-reps": o.serverReps = num(a, val()); break;
-      case "--server-calls": o.serverCalls = num(a, val()); break;
-      case "--payload-reps": o.payloadReps = num(a, val()); break;
-      case "--payload-ms": o.payloadMs = num(a, val()); break;
-      case "--payload-kinds": o.payloadKinds = subset(a, val(), SWEEP_KINDS); break;
-      case "--payload-sizes": o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number); break;
-      case "--payload-pools": o.payloadPools = subset(a, val(), POOL_KEYS); break;
-      case "--payload-baseline": o.payloadBaseline = val(); break;
-      case "--svg": o.svg = val(); break;
-      case "--timeout": o.timeout = num(a, val()); break;
-      case "--stall": o.stall = num(a, val()); break;
-      case "--inproc": o.inproc = true; break;
-      case "--one-process": o.oneProcess = true; break;
-      case "--child": o.child = val(); break; // internal
-      case "--config": o.config = JSON.parse(val()); break; // internal
-      case "-h": case "--help": console.log(USAGE); process.exit(0); break;
-      default: die(`unknown option ${a}\n${USAGE}`);
+      case "--sched-reps":
+        o.schedReps = num(a, val());
+        break;
+      case "--random-calls":
+        o.randomCalls = num(a, val());
+        break;
+      case "--random-window":
+        o.randomWindow = num(a, val());
+        break;
+      case "--random-seed":
+        o.randomSeed = num(a, val());
+        break;
+      case "--scaling-calls":
+        o.scalingCalls = num(a, val());
+        break;
+      case "--scaling-threads":
+        o.scalingThreads = list(val()).map((t) => num(a, t));
+        break;
+      case "--cpu-calls":
+        o.cpuCalls = num(a, val());
+        break;
+      case "--cpu-reps":
+        o.cpuReps = num(a, val());
+        break;
+      case "--proc-reps":
+        o.procReps = num(a, val());
+        break;
+      case "--proc-calls":
+        o.procCalls = num(a, val());
+        break;
+      case "--proc-seq":
+        o.procSeq = num(a, val());
+        break;
+      case "--fork-calls":
+        o.forkCalls = num(a, val());
+        break;
+      case "--fork-seq":
+        o.forkSeq = num(a, val());
+        break;
+      case "--server-reps":
+        o.serverReps = num(a, val());
+        break;
+      case "--server-calls":
+        o.serverCalls = num(a, val());
+        break;
+      case "--payload-reps":
+        o.payloadReps = num(a, val());
+        break;
+      case "--payload-ms":
+        o.payloadMs = num(a, val());
+        break;
+      case "--payload-kinds":
+        o.payloadKinds = subset(a, val(), SWEEP_KINDS);
+        break;
+      case "--payload-sizes":
+        o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number);
+        break;
+      case "--payload-pools":
+        o.payloadPools = subset(a, val(), POOL_KEYS);
+        break;
+      case "--payload-baseline":
+        o.payloadBaseline = val();
+        break;
+      case "--svg":
+        o.svg = val();
+        break;
+      case "--timeout":
+        o.timeout = num(a, val());
+        break;
+      case "--stall":
+        o.stall = num(a, val());
+        break;
+      case "--inproc":
+        o.inproc = true;
+        break;
+      case "--one-process":
+        o.oneProcess = true;
+        break;
+      case "--child":
+        o.child = val();
+        break; // internal
+      case "--config":
+        o.config = JSON.parse(val());
+        break; // internal
+      case "-h":
+      case "--help":
+        console.log(USAGE);
+        process.exit(0);
+        break;
+      default:
+        die(`unknown option ${a}\n${USAGE}`);
     }
   }
   return o;
@@ -184,7 +293,11 @@ function parseArgs(argv) {
 /** Every workload of the default run, in the order they run. */
 const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server"];
 
-const list = (v) => v.split(",").map((s) => s.trim()).filter(Boolean);
+const list = (v) =>
+  v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function die(msg) {
   console.error(`bench: ${msg}`);
@@ -308,9 +421,17 @@ async function benchPool(def, cfg, report) {
   };
   const seqN = def.key === "piscina" ? cfg.piscinaSeq : cfg.seq;
   const result = {
-    key: def.key, label: def.label, status: "ok", error: null,
-    calls: cfg.calls, window: cfg.window, seqCalls: seqN,
-    tiny: [], seq: [], mismatches: 0, firstMismatch: null,
+    key: def.key,
+    label: def.label,
+    status: "ok",
+    error: null,
+    calls: cfg.calls,
+    window: cfg.window,
+    seqCalls: seqN,
+    tiny: [],
+    seq: [],
+    mismatches: 0,
+    firstMismatch: null,
   };
 
   phase("load");
@@ -328,8 +449,10 @@ async function benchPool(def, cfg, report) {
     if (r.mismatches > 0) {
       result.mismatches += r.mismatches;
       result.firstMismatch ??= { ...r.firstMismatch, workload: what };
-      log(`ERROR: ${r.mismatches} wrong results in ${what}; first: add([${r.firstMismatch.i}, 1]) ` +
-        `returned ${JSON.stringify(r.firstMismatch.got)}, expected ${r.firstMismatch.expected}`);
+      log(
+        `ERROR: ${r.mismatches} wrong results in ${what}; first: add([${r.firstMismatch.i}, 1]) ` +
+          `returned ${JSON.stringify(r.firstMismatch.got)}, expected ${r.firstMismatch.expected}`,
+      );
     }
   };
 
@@ -401,7 +524,13 @@ async function childMain(key, cfg) {
 function runInChild(def, cfg) {
   const args = ["--child", def.key, "--config", JSON.stringify(cfg)];
   return superviseChild(fileURLToPath(import.meta.url), args, def.label, cfg, (how) => ({
-    key: def.key, label: def.label, status: "error", error: how, tiny: [], seq: [], mismatches: 0,
+    key: def.key,
+    label: def.label,
+    status: "error",
+    error: how,
+    tiny: [],
+    seq: [],
+    mismatches: 0,
   }));
 }
 
@@ -498,24 +627,40 @@ async function callsTable(opts, cfg, selected) {
     if (r.status !== "ok") notes.push(`${def.label}: ${r.error}`);
     if (r.mismatches > 0) {
       const f = r.firstMismatch;
-      notes.push(`${def.label}: ${r.mismatches} WRONG RESULTS; first in ${f?.workload}: add([${f?.i}, 1]) ` +
-        `returned ${JSON.stringify(f?.got)}, expected ${f?.expected}`);
+      notes.push(
+        `${def.label}: ${r.mismatches} WRONG RESULTS; first in ${f?.workload}: add([${f?.i}, 1]) ` +
+          `returned ${JSON.stringify(f?.got)}, expected ${f?.expected}`,
+      );
     }
     rows.push([
-      label, fmtInt(r.callsPerSec), fmtUs(r.p50), fmtUs(r.p99),
+      label,
+      fmtInt(r.callsPerSec),
+      fmtUs(r.p50),
+      fmtUs(r.p99),
       ...peers.flatMap((p) => [fmtRatio(rat[p.key].throughput), fmtRatio(rat[p.key].p50), fmtRatio(rat[p.key].p99)]),
     ]);
     r.ratios = rat;
   }
 
   const out = [];
-  out.push(`threads per pool: ${cfg.threads}; reps: ${cfg.reps} (median reported)${cfg.quick ? "; QUICK smoke run" : ""}`);
-  out.push(`tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding window), every result checked`);
-  out.push(`sequential: ${fmtInt(cfg.seq)} x await add([i, 1]), one at a time` +
-    (cfg.piscinaSeq !== cfg.seq ? ` (piscina: ${fmtInt(cfg.piscinaSeq)})` : ""));
-  out.push(`warm-up: ${fmtInt(cfg.warmupCalls)} tiny calls + ${fmtInt(cfg.warmupSeq)} sequential calls per pool, ` +
-    (opts.inproc ? "all pools in this process" : opts.oneProcess ? "one child process per pool"
-      : "in a fresh child process per pool per rep (pools take turns rep by rep)"));
+  out.push(
+    `threads per pool: ${cfg.threads}; reps: ${cfg.reps} (median reported)${cfg.quick ? "; QUICK smoke run" : ""}`,
+  );
+  out.push(
+    `tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding window), every result checked`,
+  );
+  out.push(
+    `sequential: ${fmtInt(cfg.seq)} x await add([i, 1]), one at a time` +
+      (cfg.piscinaSeq !== cfg.seq ? ` (piscina: ${fmtInt(cfg.piscinaSeq)})` : ""),
+  );
+  out.push(
+    `warm-up: ${fmtInt(cfg.warmupCalls)} tiny calls + ${fmtInt(cfg.warmupSeq)} sequential calls per pool, ` +
+      (opts.inproc
+        ? "all pools in this process"
+        : opts.oneProcess
+          ? "one child process per pool"
+          : "in a fresh child process per pool per rep (pools take turns rep by rep)"),
+  );
   out.push("ratios: ours/peer for calls/s, peer/ours for latency; > 1 means the row beats that peer");
   out.push("");
   out.push(renderTable([header1, header2], rows));
@@ -530,18 +675,24 @@ async function callsTable(opts, cfg, selected) {
   for (const def of selected) {
     const r = results[def.key];
     if (!r.tiny?.length && !r.seq?.length) continue;
-    out.push(`  ${def.label}: calls/s [${r.tiny.map((t) => fmtInt(t.callsPerSec)).join(", ")}]; ` +
-      `p50 µs [${r.seq.map((s) => fmtUs(s.p50)).join(", ")}]; p99 µs [${r.seq.map((s) => fmtUs(s.p99)).join(", ")}]`);
+    out.push(
+      `  ${def.label}: calls/s [${r.tiny.map((t) => fmtInt(t.callsPerSec)).join(", ")}]; ` +
+        `p50 µs [${r.seq.map((s) => fmtUs(s.p50)).join(", ")}]; p99 µs [${r.seq.map((s) => fmtUs(s.p99)).join(", ")}]`,
+    );
   }
   const spread = (xs) => (xs.length > 1 ? Math.max(...xs) / Math.min(...xs) : 1);
   const wide = selected
     .map((d) => results[d.key])
-    .filter((r) => spread((r.tiny ?? []).map((t) => t.callsPerSec)) > 1.5 || spread((r.seq ?? []).map((t) => t.p50)) > 1.5)
+    .filter(
+      (r) => spread((r.tiny ?? []).map((t) => t.callsPerSec)) > 1.5 || spread((r.seq ?? []).map((t) => t.p50)) > 1.5,
+    )
     .map((r) => r.label);
   if (wide.length) {
-    out.push(`  (spread > 1.5x between reps for: ${wide.join(", ")}. Results on a shared VM vary from process` +
-      " to process, e.g. a worker's wake-up latency depends on whether it shares a vCPU with the caller;" +
-      " the median is reported)");
+    out.push(
+      `  (spread > 1.5x between reps for: ${wide.join(", ")}. Results on a shared VM vary from process` +
+        " to process, e.g. a worker's wake-up latency depends on whether it shares a vCPU with the caller;" +
+        " the median is reported)",
+    );
   }
 
   // targets
@@ -549,8 +700,12 @@ async function callsTable(opts, cfg, selected) {
   out.push("");
   out.push(...formatTargets(targets, ours));
 
-  const wrong = Object.values(results).filter((r) => r.mismatches > 0).map((r) => `${r.label} (${r.mismatches} mismatches)`);
-  const failed = Object.values(results).filter((r) => r.status === "error").map((r) => r.label);
+  const wrong = Object.values(results)
+    .filter((r) => r.mismatches > 0)
+    .map((r) => `${r.label} (${r.mismatches} mismatches)`);
+  const failed = Object.values(results)
+    .filter((r) => r.status === "error")
+    .map((r) => r.label);
   return { lines: out, results, targets, wrong, failed };
 }
 
@@ -568,7 +723,8 @@ async function main() {
   const selected = opts.only ? POOLS.filter((p) => opts.only.includes(p.key)) : POOLS;
   if (opts.only) {
     const unknown = opts.only.filter((k) => !POOLS.some((p) => p.key === k));
-    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOLS.map((p) => p.key).join(", ")})`);
+    if (unknown.length)
+      die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOLS.map((p) => p.key).join(", ")})`);
   }
   const sched = schedConfig(opts);
   const date = new Date();
@@ -599,8 +755,10 @@ async function main() {
     : process.versions.deno
       ? `Deno ${process.versions.deno}`
       : `Node ${process.version}`;
-  out.push(`${runtime} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
-    `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`);
+  out.push(
+    `${runtime} (${process.platform}-${process.arch}), ${cpu.count} CPUs ` +
+      `(available parallelism ${cpu.availableParallelism}), ${cpu.model}`,
+  );
   const calls = runsCalls ? await callsTable(opts, cfg, selected) : null;
   if (calls) out.push(...calls.lines);
   // Printed as soon as they exist: the scheduling workloads take minutes more.

@@ -26,11 +26,15 @@ if (isMain) {
     const ms = performance.now() - t0;
 
     // Spot checks: the first, the last and a few in between, hashed here.
-    const picks = [...new Set([0, count - 1, ...Array.from({ length: 6 }, (_, i) => Math.floor(((i + 1) * count) / 7))])];
+    const picks = [
+      ...new Set([0, count - 1, ...Array.from({ length: 6 }, (_, i) => Math.floor(((i + 1) * count) / 7))]),
+    ];
     const bad = picks.filter((i) => createHash("sha256").update(buffers[i]).digest("hex") !== digests[i]);
 
     const mib = (count * kib) / 1024;
-    console.log(`hashed ${count} buffers (${mib.toFixed(1)} MiB) on ${threads} worker thread(s) in ${ms.toFixed(0)} ms`);
+    console.log(
+      `hashed ${count} buffers (${mib.toFixed(1)} MiB) on ${threads} worker thread(s) in ${ms.toFixed(0)} ms`,
+    );
     console.log(`first digest ${digests[0]}`);
     if (bad.length) {
       console.error(`MISMATCH at ${bad.join(", ")}`);

@@ -36,7 +36,8 @@ function send(res, status, body) {
 function startServer(pool, port) {
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, "http://localhost");
-    if (req.method !== "GET" || url.pathname !== "/primes") return send(res, 404, { error: "try GET /primes?below=1000000" });
+    if (req.method !== "GET" || url.pathname !== "/primes")
+      return send(res, 404, { error: "try GET /primes?below=1000000" });
     const below = Number(url.searchParams.get("below"));
     if (!Number.isSafeInteger(below) || below < 0 || below > MAX_BELOW) {
       return send(res, 400, { error: `below must be an integer from 0 to ${MAX_BELOW}` });
@@ -55,8 +56,17 @@ function startServer(pool, port) {
 
 async function selfTest(base, requests) {
   // pi(10^k) is well known; the others are checked against the host's sieve.
-  const known = new Map([[10, 4], [1_000, 168], [100_000, 9_592], [1_000_000, 78_498], [2_000_000, 148_933]]);
-  const limits = Array.from({ length: requests }, (_, i) => [...known.keys()][i % known.size] + (i < known.size ? 0 : i * 7919));
+  const known = new Map([
+    [10, 4],
+    [1_000, 168],
+    [100_000, 9_592],
+    [1_000_000, 78_498],
+    [2_000_000, 148_933],
+  ]);
+  const limits = Array.from(
+    { length: requests },
+    (_, i) => [...known.keys()][i % known.size] + (i < known.size ? 0 : i * 7919),
+  );
   const t0 = performance.now();
   const answers = await Promise.all(
     limits.map(async (below) => {

@@ -28,7 +28,9 @@ if (isMain) {
     const results = await Promise.all(Array.from({ length: 10_000 }, (_, i) => pool.call.collatz(i + 1)));
     const pids = new Set(results.map((r) => r.pid));
     const longest = results.reduce((a, b) => (b.steps > a.steps ? b : a));
-    console.log(`10,000 calls answered by ${pids.size} worker processes (host pid is not among them: ${!pids.has(process.pid)})`);
+    console.log(
+      `10,000 calls answered by ${pids.size} worker processes (host pid is not among them: ${!pids.has(process.pid)})`,
+    );
     console.log(`longest Collatz chain below 10,001: n = ${longest.n}, ${longest.steps} steps`);
 
     const err = await pool.call.crash().catch((e) => e);

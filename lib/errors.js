@@ -17,7 +17,10 @@ class WorkerExitError extends Error {
   constructor(lane, threadId, exitCode, cause, proc) {
     const who = proc === undefined ? `threadId ${threadId}` : `pid ${proc.pid}`;
     const how = proc !== undefined && proc.signal ? `signal ${proc.signal}` : `code ${exitCode}`;
-    super(`knitting-native: worker ${lane} (${who}) exited with ${how} before answering this call`, cause === undefined ? undefined : { cause });
+    super(
+      `knitting-native: worker ${lane} (${who}) exited with ${how} before answering this call`,
+      cause === undefined ? undefined : { cause },
+    );
     this.name = "WorkerExitError";
     this.code = "KNT_WORKER_EXIT";
     this.lane = lane;
@@ -62,7 +65,10 @@ function signalsExhaustedError(capacity, name) {
 
 /** An argument that cannot even be inspected (a revoked Proxy, say). */
 function unreadableError(cause) {
-  const err = new TypeError(`knitting-native: the argument cannot be read, so it cannot be sent: ${cause && cause.message}`, { cause });
+  const err = new TypeError(
+    `knitting-native: the argument cannot be read, so it cannot be sent: ${cause && cause.message}`,
+    { cause },
+  );
   err.code = "KNT_ERROR_2";
   return err;
 }
@@ -80,4 +86,13 @@ function regionCorruptError(what, cause) {
   return err;
 }
 
-module.exports = { regionCorruptError, shutdownError, WorkerExitError, timeoutError, hardTimeoutError, abortError, signalsExhaustedError, unreadableError };
+module.exports = {
+  regionCorruptError,
+  shutdownError,
+  WorkerExitError,
+  timeoutError,
+  hardTimeoutError,
+  abortError,
+  signalsExhaustedError,
+  unreadableError,
+};

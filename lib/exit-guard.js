@@ -17,13 +17,16 @@ function culprit() {
   if (running !== null) return `task "${running}"`;
   const names = [...pending.keys()];
   if (names.length === 1) return `task "${names[0]}" (after an await or from a callback)`;
-  if (names.length > 1) return `one of the tasks ${names.map((n) => `"${n}"`).join(", ")} (after an await or from a callback)`;
+  if (names.length > 1)
+    return `one of the tasks ${names.map((n) => `"${n}"`).join(", ")} (after an await or from a callback)`;
   return "code outside any task (a task module's timer or callback)";
 }
 
 function refusal(what, why) {
   const who = culprit();
-  const err = new Error(`knitting-native: ${what} was called by ${who} in a worker thread and refused: ${why}. Throw an error or return instead; the worker keeps running.`);
+  const err = new Error(
+    `knitting-native: ${what} was called by ${who} in a worker thread and refused: ${why}. Throw an error or return instead; the worker keeps running.`,
+  );
   err.code = "KNT_PROCESS_EXIT_REFUSED";
   err.task = running !== null ? running : pending.size === 1 ? [...pending.keys()][0] : undefined;
   return err;
@@ -59,14 +62,20 @@ function calledByNodeInternals() {
 /** Replaces process.abort (always) and process.exit (when `exit`) in this worker thread. */
 function installExitGuard({ exit }) {
   process.abort = function abort() {
-    throw refusal("process.abort()", "a worker thread shares the host's process, which abort() would end with every worker");
+    throw refusal(
+      "process.abort()",
+      "a worker thread shares the host's process, which abort() would end with every worker",
+    );
   };
   if (exit) {
     const original = process.exit;
     process.exit = function exit() {
       // `arguments` as given: Node's exit() tells exit() from exit(undefined).
       if (calledByNodeInternals()) return original.apply(process, arguments);
-      throw refusal("process.exit()", "the pool's permission policy does not let task code end its worker (the calls it holds would fail)");
+      throw refusal(
+        "process.exit()",
+        "the pool's permission policy does not let task code end its worker (the calls it holds would fail)",
+      );
     };
   }
 }
@@ -100,7 +109,26 @@ function wrap(name, fn) {
 /** `console: false` in the policy: task code's console output goes nowhere. */
 function muteConsole() {
   const quiet = () => {};
-  for (const method of ["log", "info", "warn", "error", "debug", "trace", "dir", "dirxml", "table", "group", "groupCollapsed", "groupEnd", "count", "countReset", "time", "timeLog", "timeEnd", "assert"]) {
+  for (const method of [
+    "log",
+    "info",
+    "warn",
+    "error",
+    "debug",
+    "trace",
+    "dir",
+    "dirxml",
+    "table",
+    "group",
+    "groupCollapsed",
+    "groupEnd",
+    "count",
+    "countReset",
+    "time",
+    "timeLog",
+    "timeEnd",
+    "assert",
+  ]) {
     if (typeof console[method] === "function") console[method] = quiet;
   }
 }

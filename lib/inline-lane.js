@@ -39,11 +39,7 @@ class InlineLane {
    * wait here.
    */
   accepts(call) {
-    return (
-      this.fns[call.task] !== null &&
-      this.inFlight < L.slotCount &&
-      this.pool.pending >= this.dispatchThreshold
-    );
+    return this.fns[call.task] !== null && this.inFlight < L.slotCount && this.pool.pending >= this.dispatchThreshold;
   }
 
   place(call) {
@@ -63,7 +59,8 @@ class InlineLane {
     for (let n = 0; n < this.batchSize && this.head < this.queue.length; n++) {
       const call = this.queue[this.head];
       this.queue[this.head++] = undefined;
-      if (call.done) this.complete(call); // timed out or aborted while queued
+      if (call.done)
+        this.complete(call); // timed out or aborted while queued
       else this.run(call);
     }
     if (this.head === this.queue.length) {

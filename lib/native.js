@@ -50,7 +50,9 @@ function noBinary(triple, tried, override) {
   const pkg = `knitting-native-${triple}`;
   const fixes = [];
   if (override) {
-    fixes.push("Point KNITTING_NATIVE_BINARY at an existing knitting-native .node file, or unset it to use the local build or the prebuilt package.");
+    fixes.push(
+      "Point KNITTING_NATIVE_BINARY at an existing knitting-native .node file, or unset it to use the local build or the prebuilt package.",
+    );
   } else if (TARGETS[triple]) {
     fixes.push(
       `Install the prebuilt package: reinstall without skipping optional dependencies ` +

@@ -18,16 +18,40 @@ const { host } = require("./runtimes/index.js");
 
 const MODES = ["strict", "unsafe", "custom"];
 const KEYS = [
-  "mode", "console", "cwd",
-  "read", "write", "denyRead", "denyWrite",
-  "net", "denyNet", "allowImport",
-  "env", "run", "denyRun", "workers",
-  "ffi", "denyFfi", "sys", "denySys", "wasi",
-  "node", "deno",
+  "mode",
+  "console",
+  "cwd",
+  "read",
+  "write",
+  "denyRead",
+  "denyWrite",
+  "net",
+  "denyNet",
+  "allowImport",
+  "env",
+  "run",
+  "denyRun",
+  "workers",
+  "ffi",
+  "denyFfi",
+  "sys",
+  "denySys",
+  "wasi",
+  "node",
+  "deno",
 ];
 const NODE_KEYS = ["allowWorker", "allowChildProcess", "allowAddons", "allowFfi", "allowWasi"];
 const DENO_KEYS = ["lock", "frozen", "allowRun"];
-const SYS_NAMES = ["hostname", "osRelease", "osUptime", "loadavg", "networkInterfaces", "systemMemoryInfo", "uid", "gid"];
+const SYS_NAMES = [
+  "hostname",
+  "osRelease",
+  "osUptime",
+  "loadavg",
+  "networkInterfaces",
+  "systemMemoryInfo",
+  "uid",
+  "gid",
+];
 
 function optionError(message) {
   const err = new TypeError(`knitting-native: ${message}`);
@@ -100,7 +124,8 @@ function strings(value, name, allowed) {
   const out = unique(value.map((v) => v.trim()));
   if (allowed !== undefined) {
     const bad = out.find((v) => !allowed.includes(v));
-    if (bad !== undefined) throw optionError(`${name}: unknown name ${JSON.stringify(bad)}; allowed: ${allowed.join(", ")}`);
+    if (bad !== undefined)
+      throw optionError(`${name}: unknown name ${JSON.stringify(bad)}; allowed: ${allowed.join(", ")}`);
   }
   return out;
 }
@@ -119,30 +144,41 @@ function resolvePermission(input) {
   if (input === undefined || input === "unsafe") return null;
   if (input === "strict") input = { mode: "strict" };
   if (!isPlainObject(input)) {
-    throw optionError(`permission must be "unsafe", "strict" or a policy object { mode, read, write, net, env, ... }, got ${describe(input)}`);
+    throw optionError(
+      `permission must be "unsafe", "strict" or a policy object { mode, read, write, net, env, ... }, got ${describe(input)}`,
+    );
   }
   checkKeys(input, KEYS, "permission.");
   const mode = input.mode === undefined ? "strict" : input.mode;
-  if (!MODES.includes(mode)) throw optionError(`permission.mode must be one of ${MODES.map((m) => JSON.stringify(m)).join(", ")}, got ${describe(input.mode)}`);
+  if (!MODES.includes(mode))
+    throw optionError(
+      `permission.mode must be one of ${MODES.map((m) => JSON.stringify(m)).join(", ")}, got ${describe(input.mode)}`,
+    );
   const given = new Set(Object.keys(input).filter((k) => input[k] !== undefined && k !== "mode" && k !== "cwd"));
   if (mode === "unsafe") {
     // An unsafe policy restricts nothing; only `console` still means something.
     const extra = [...given].find((k) => k !== "console");
-    if (extra !== undefined) throw optionError(`permission.${extra} has no effect with permission.mode "unsafe" (which allows everything); drop one of the two`);
+    if (extra !== undefined)
+      throw optionError(
+        `permission.${extra} has no effect with permission.mode "unsafe" (which allows everything); drop one of the two`,
+      );
     if (input.console === undefined || input.console === true) return null;
     return { mode, given, unrestricted: true, console: false };
   }
   let cwd = process.cwd();
   if (input.cwd !== undefined) {
-    if (typeof input.cwd !== "string" || input.cwd === "") throw optionError(`permission.cwd must be a directory path, got ${describe(input.cwd)}`);
+    if (typeof input.cwd !== "string" || input.cwd === "")
+      throw optionError(`permission.cwd must be a directory path, got ${describe(input.cwd)}`);
     cwd = resolve(input.cwd);
   }
   const node = input.node === undefined ? {} : input.node;
-  if (!isPlainObject(node)) throw optionError(`permission.node must be an object { ${NODE_KEYS.join(", ")} }, got ${describe(node)}`);
+  if (!isPlainObject(node))
+    throw optionError(`permission.node must be an object { ${NODE_KEYS.join(", ")} }, got ${describe(node)}`);
   checkKeys(node, NODE_KEYS, "permission.node.");
   for (const key of NODE_KEYS) if (node[key] !== undefined) boolean(node[key], `permission.node.${key}`);
   const deno = input.deno === undefined ? {} : input.deno;
-  if (!isPlainObject(deno)) throw optionError(`permission.deno must be an object { ${DENO_KEYS.join(", ")} }, got ${describe(deno)}`);
+  if (!isPlainObject(deno))
+    throw optionError(`permission.deno must be an object { ${DENO_KEYS.join(", ")} }, got ${describe(deno)}`);
   checkKeys(deno, DENO_KEYS, "permission.deno.");
   if (deno.frozen !== undefined) boolean(deno.frozen, "permission.deno.frozen");
   if (deno.allowRun !== undefined) boolean(deno.allowRun, "permission.deno.allowRun");
@@ -152,7 +188,9 @@ function resolvePermission(input) {
   if (!isPlainObject(env)) throw optionError(`permission.env must be an object { allow, deny }, got ${describe(env)}`);
   checkKeys(env, ["allow", "deny", "files"], "permission.env.");
   if (env.files !== undefined) {
-    throw optionError("permission.env.files is not supported: workers get the host's environment (or worker.env); load an env file into worker.env yourself");
+    throw optionError(
+      "permission.env.files is not supported: workers get the host's environment (or worker.env); load an env file into worker.env yourself",
+    );
   }
 
   const policy = {
@@ -169,13 +207,26 @@ function resolvePermission(input) {
     denyWrite: input.denyWrite === undefined ? [] : paths(input.denyWrite, "permission.denyWrite", cwd),
     net: input.net === undefined ? [] : stringsOrAll(input.net, "permission.net"),
     denyNet: input.denyNet === undefined ? [] : strings(input.denyNet, "permission.denyNet"),
-    allowImport: input.allowImport === undefined ? ["deno.land", "esm.sh", "jsr.io"] : stringsOrAll(input.allowImport, "permission.allowImport"),
+    allowImport:
+      input.allowImport === undefined
+        ? ["deno.land", "esm.sh", "jsr.io"]
+        : stringsOrAll(input.allowImport, "permission.allowImport"),
     envAllow: env.allow === undefined ? [] : stringsOrAll(env.allow, "permission.env.allow"),
     envDeny: env.deny === undefined ? [] : strings(env.deny, "permission.env.deny"),
-    run: input.run !== undefined ? stringsOrAll(input.run, "permission.run") : node.allowChildProcess === true || deno.allowRun === true ? true : [],
+    run:
+      input.run !== undefined
+        ? stringsOrAll(input.run, "permission.run")
+        : node.allowChildProcess === true || deno.allowRun === true
+          ? true
+          : [],
     denyRun: input.denyRun === undefined ? [] : strings(input.denyRun, "permission.denyRun"),
     workers: input.workers !== undefined ? boolean(input.workers, "permission.workers") : node.allowWorker === true,
-    ffi: input.ffi === undefined ? false : typeof input.ffi === "boolean" ? input.ffi : paths(input.ffi, "permission.ffi", cwd),
+    ffi:
+      input.ffi === undefined
+        ? false
+        : typeof input.ffi === "boolean"
+          ? input.ffi
+          : paths(input.ffi, "permission.ffi", cwd),
     denyFfi: input.denyFfi === undefined ? [] : paths(input.denyFfi, "permission.denyFfi", cwd),
     sys: input.sys === undefined ? [] : stringsOrAll(input.sys, "permission.sys", SYS_NAMES),
     denySys: input.denySys === undefined ? [] : strings(input.denySys, "permission.denySys", SYS_NAMES),
@@ -228,24 +279,63 @@ const nodeProcess = {
           `host's own Node.js); this host runs ${host.name} ${host.version()}`,
       );
     }
-    if (nodePermissionFlag() === null) throw refused([...given][0] || "mode", runtime, "this Node.js has no permission model");
-    if (nonEmpty(policy.denyRead)) throw refused("denyRead", runtime, "Node's permission model has no deny lists; allow only what may be read (permission.read)");
-    if (nonEmpty(policy.denyWrite)) throw refused("denyWrite", runtime, "Node's permission model has no deny lists; allow only what may be written (permission.write)");
+    if (nodePermissionFlag() === null)
+      throw refused([...given][0] || "mode", runtime, "this Node.js has no permission model");
+    if (nonEmpty(policy.denyRead))
+      throw refused(
+        "denyRead",
+        runtime,
+        "Node's permission model has no deny lists; allow only what may be read (permission.read)",
+      );
+    if (nonEmpty(policy.denyWrite))
+      throw refused(
+        "denyWrite",
+        runtime,
+        "Node's permission model has no deny lists; allow only what may be written (permission.write)",
+      );
     const hasNet = process.allowedNodeEnvironmentFlags.has("--allow-net");
     if (given.has("net") && policy.net !== true) {
-      throw refused("net", runtime, hasNet ? "--allow-net is all-or-nothing (no host list); use net: true or leave net out (no network)" : "this Node.js cannot restrict the network at all (--allow-net arrives in Node.js 25); use net: true, or an OS sandbox through worker.processCommandPrefix");
+      throw refused(
+        "net",
+        runtime,
+        hasNet
+          ? "--allow-net is all-or-nothing (no host list); use net: true or leave net out (no network)"
+          : "this Node.js cannot restrict the network at all (--allow-net arrives in Node.js 25); use net: true, or an OS sandbox through worker.processCommandPrefix",
+      );
     }
     if (nonEmpty(policy.denyNet)) throw refused("denyNet", runtime, "Node's permission model has no network deny list");
-    if (given.has("env.allow") && policy.envAllow !== true) throw refused("env.allow", runtime, "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env");
-    if (nonEmpty(policy.envDeny)) throw refused("env.deny", runtime, "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env");
-    if (Array.isArray(policy.run) && policy.run.length > 0) throw refused("run", runtime, "--allow-child-process is all-or-nothing (no list of commands); use run: true or leave run out");
-    if (nonEmpty(policy.denyRun)) throw refused("denyRun", runtime, "--allow-child-process is all-or-nothing (no deny list)");
+    if (given.has("env.allow") && policy.envAllow !== true)
+      throw refused(
+        "env.allow",
+        runtime,
+        "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env",
+      );
+    if (nonEmpty(policy.envDeny))
+      throw refused(
+        "env.deny",
+        runtime,
+        "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env",
+      );
+    if (Array.isArray(policy.run) && policy.run.length > 0)
+      throw refused(
+        "run",
+        runtime,
+        "--allow-child-process is all-or-nothing (no list of commands); use run: true or leave run out",
+      );
+    if (nonEmpty(policy.denyRun))
+      throw refused("denyRun", runtime, "--allow-child-process is all-or-nothing (no deny list)");
     if (given.has("ffi") && policy.ffi !== true) {
-      throw refused("ffi", runtime, "the pool's shared-memory transport is a native addon, so worker processes start with --allow-addons, which Node applies to every addon (no list, no way to drop it after start-up); use ffi: true or leave ffi out");
+      throw refused(
+        "ffi",
+        runtime,
+        "the pool's shared-memory transport is a native addon, so worker processes start with --allow-addons, which Node applies to every addon (no list, no way to drop it after start-up); use ffi: true or leave ffi out",
+      );
     }
     if (nonEmpty(policy.denyFfi)) throw refused("denyFfi", runtime, "--allow-addons is all-or-nothing (no deny list)");
-    if (given.has("sys") && policy.sys !== true) throw refused("sys", runtime, "Node's permission model does not cover system information");
-    if (nonEmpty(policy.denySys)) throw refused("denySys", runtime, "Node's permission model does not cover system information");
+    if (given.has("sys") && policy.sys !== true)
+      throw refused("sys", runtime, "Node's permission model does not cover system information");
+    if (nonEmpty(policy.denySys))
+      throw refused("denySys", runtime, "Node's permission model does not cover system information");
   },
   /**
    * The flags for a worker process. `transport`: what the pool itself must
@@ -277,12 +367,43 @@ const nodeProcess = {
 const nodeThread = {
   name: () => 'worker threads (worker.runtime "thread": one process, no sandbox)',
   check(policy) {
-    const scoped = ["read", "write", "denyRead", "denyWrite", "net", "denyNet", "env.allow", "env.deny", "run", "denyRun", "workers", "ffi", "denyFfi", "sys", "denySys", "wasi"];
+    const scoped = [
+      "read",
+      "write",
+      "denyRead",
+      "denyWrite",
+      "net",
+      "denyNet",
+      "env.allow",
+      "env.deny",
+      "run",
+      "denyRun",
+      "workers",
+      "ffi",
+      "denyFfi",
+      "sys",
+      "denySys",
+      "wasi",
+    ];
     // Only an allow-everything value (`read: true`, `workers: true`...) restricts nothing.
-    const everything = { read: policy.read, write: policy.write, net: policy.net, "env.allow": policy.envAllow, run: policy.run, workers: policy.workers, ffi: policy.ffi, sys: policy.sys, wasi: policy.wasi };
+    const everything = {
+      read: policy.read,
+      write: policy.write,
+      net: policy.net,
+      "env.allow": policy.envAllow,
+      run: policy.run,
+      workers: policy.workers,
+      ffi: policy.ffi,
+      sys: policy.sys,
+      wasi: policy.wasi,
+    };
     const key = scoped.find((k) => policy.given.has(k) && everything[k] !== true);
     if (key !== undefined) {
-      throw refused(key, this.name(), "threads share the host's process and Node's permission model is per process; use worker.runtime \"process\" for a policy on files, network, processes or addons");
+      throw refused(
+        key,
+        this.name(),
+        "threads share the host's process and Node's permission model is per process; use worker.runtime \"process\" for a policy on files, network, processes or addons",
+      );
     }
   },
 };
@@ -305,11 +426,15 @@ const RUNTIMES = {
 function checkPermission(policy, runtime, inline) {
   if (policy === null || policy.unrestricted) return;
   if (inline) {
-    throw optionError("permission cannot be enforced with inliner: the inline lane runs calls in the host, under the host's own permissions; drop one of the two");
+    throw optionError(
+      "permission cannot be enforced with inliner: the inline lane runs calls in the host, under the host's own permissions; drop one of the two",
+    );
   }
   const entry = RUNTIMES[runtime];
   if (entry === undefined) {
-    throw optionError(`permission is not supported yet for worker.processRuntime "${runtime}" (only "unsafe"); its permission flags are not mapped`);
+    throw optionError(
+      `permission is not supported yet for worker.processRuntime "${runtime}" (only "unsafe"); its permission flags are not mapped`,
+    );
   }
   entry.check(policy);
 }
@@ -337,6 +462,7 @@ function permissionFlags(policy, runtime, transport) {
 }
 
 /** Flags of a permission model: a worker's own flags may not fight the policy. */
-const PERMISSION_FLAG = /^--(permission|experimental-permission|allow-fs-read|allow-fs-write|allow-child-process|allow-worker|allow-addons|allow-wasi|allow-net|allow-inspector)(=|$)/;
+const PERMISSION_FLAG =
+  /^--(permission|experimental-permission|allow-fs-read|allow-fs-write|allow-child-process|allow-worker|allow-addons|allow-wasi|allow-net|allow-inspector)(=|$)/;
 
 module.exports = { resolvePermission, checkPermission, permissionFlags, transportReads, PERMISSION_FLAG, RUNTIMES };

@@ -148,7 +148,9 @@ class ProcessRuntime {
   constructor(worker) {
     const proc = worker.process;
     if (process.platform !== "linux" || typeof native.ProcessMemory !== "function") {
-      throw unavailable(`worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`);
+      throw unavailable(
+        `worker.runtime "process" needs Linux (shared mappings and the shared futex); this is ${process.platform}`,
+      );
     }
     this.child = runtimes.runtime(proc.runtime);
     this.executable = resolveExecutable(proc);
@@ -163,7 +165,8 @@ class ProcessRuntime {
     this.restricted = this.permission !== null && !this.permission.unrestricted;
     let execArgv =
       proc.execArgv !== undefined ? proc.execArgv : this.child.defaultExecArgv(this.child === runtimes.host);
-    if (this.restricted && proc.execArgv === undefined) execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
+    if (this.restricted && proc.execArgv === undefined)
+      execArgv = execArgv.filter((flag) => !PERMISSION_FLAG.test(flag));
     this.prefix = proc.commandPrefix;
     this.execArgv = execArgv;
     this.args = proc.args;
@@ -211,10 +214,17 @@ class ProcessRuntime {
       region = { name: name !== null ? name : this.memory.procPath };
     }
     if (this.command === null) {
-      const hrefs = [...workerData.tasks.map((t) => t.href), workerData.bootstrap ? workerData.bootstrap.href : undefined];
+      const hrefs = [
+        ...workerData.tasks.map((t) => t.href),
+        workerData.bootstrap ? workerData.bootstrap.href : undefined,
+      ];
       const transport = { read: transportReads(native[Symbol.for("knitting-native.addonFile")], hrefs) };
       const flags = permissionFlags(this.permission, this.child.name, transport);
-      const runtimeCommand = this.child.workerCommand(this.executable, [...flags, ...this.execArgv], PROCESS_WORKER_FILE);
+      const runtimeCommand = this.child.workerCommand(
+        this.executable,
+        [...flags, ...this.execArgv],
+        PROCESS_WORKER_FILE,
+      );
       this.command = [...this.prefix, ...runtimeCommand, ...this.args];
     }
     const [file, ...args] = this.command;

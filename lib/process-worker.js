@@ -33,8 +33,10 @@ function send(message) {
  */
 function explainDenied(message) {
   const err = message.error;
-  if (message.type !== "init-error" || err === null || typeof err !== "object" || err.code !== "ERR_ACCESS_DENIED") return message;
-  const what = err.permission === "FileSystemRead" ? "read" : err.permission === "FileSystemWrite" ? "write" : err.permission;
+  if (message.type !== "init-error" || err === null || typeof err !== "object" || err.code !== "ERR_ACCESS_DENIED")
+    return message;
+  const what =
+    err.permission === "FileSystemRead" ? "read" : err.permission === "FileSystemWrite" ? "write" : err.permission;
   const explained = new Error(
     `knitting-native: a worker process could not start: its permission policy denies ${what} of ${err.resource || "a resource"} ` +
       `(Node's ${err.code}). A task module's own imports and the files it reads while loading must be inside permission.read.`,
@@ -50,7 +52,11 @@ function report(message) {
     send(message);
   } catch {
     const error = message.error;
-    send({ type: message.type, code: message.code, error: new Error(String(error && error.message ? error.message : error)) });
+    send({
+      type: message.type,
+      code: message.code,
+      error: new Error(String(error && error.message ? error.message : error)),
+    });
   }
 }
 
@@ -65,9 +71,15 @@ function start(setup) {
   if (region.name !== undefined && !region.name.startsWith("/proc/")) shmName = region.name;
   let memory;
   try {
-    memory = region.fd !== undefined ? native.ProcessMemory.openFd(region.fd, length) : native.ProcessMemory.openNamed(region.name, length);
+    memory =
+      region.fd !== undefined
+        ? native.ProcessMemory.openFd(region.fd, length)
+        : native.ProcessMemory.openNamed(region.name, length);
   } catch (err) {
-    report({ type: "init-error", error: new Error(`knitting-native: a worker process could not map the pool's shared memory: ${err.message}`) });
+    report({
+      type: "init-error",
+      error: new Error(`knitting-native: a worker process could not map the pool's shared memory: ${err.message}`),
+    });
     return;
   }
   if (!process.connected) return hostGone();

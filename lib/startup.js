@@ -62,7 +62,8 @@ class StartupWatch {
     this.report();
     const delay = Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (n - 2));
     const pool = this.pool;
-    if (pool.debug) pool.debug("lifecycle", `worker ${lane} died ${n} times in a row while starting; next one in ${delay} ms`);
+    if (pool.debug)
+      pool.debug("lifecycle", `worker ${lane} died ${n} times in a row while starting; next one in ${delay} ms`);
     const timer = setTimeout(() => {
       this.timers[lane] = null;
       if (pool.state === 0 && pool.failure === null && pool.workers[lane] === null) pool.spawn(lane);

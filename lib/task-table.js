@@ -13,7 +13,10 @@ const { describe } = require("./options.js");
 const MAX_TASKS = 65536;
 
 const IDENT = "[A-Za-z_$][\\w$]*";
-const DECLARED = new RegExp(`\\bexport\\s+(?:async\\s+)?(?:function\\s*\\*?\\s*|const\\s+|let\\s+|var\\s+|class\\s+)(${IDENT})`, "g");
+const DECLARED = new RegExp(
+  `\\bexport\\s+(?:async\\s+)?(?:function\\s*\\*?\\s*|const\\s+|let\\s+|var\\s+|class\\s+)(${IDENT})`,
+  "g",
+);
 const LISTED = /\bexport\s*\{([^}]*)\}/g;
 const ASSIGNED = new RegExp(`\\bexports\\.(${IDENT})\\s*=`, "g");
 const WORD = new RegExp(IDENT, "g");
@@ -55,7 +58,8 @@ function buildTaskTable(tasks, poolHref) {
     return readTaskTable(tasks, poolHref);
   } catch (err) {
     // A wrong tasks object: KNT_INVALID_TASK unless the error has its own code.
-    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = "KNT_INVALID_TASK";
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined)
+      err.code = "KNT_INVALID_TASK";
     throw err;
   }
 }
@@ -74,7 +78,9 @@ function readTaskTable(tasks, poolHref) {
     throw new TypeError("knitting-native: createPool(options)(tasks): tasks is empty; pass at least one task");
   }
   if (names.length > MAX_TASKS) {
-    const err = new RangeError(`knitting-native: createPool(options)(tasks): ${names.length} tasks; a pool takes at most ${MAX_TASKS}`);
+    const err = new RangeError(
+      `knitting-native: createPool(options)(tasks): ${names.length} tasks; a pool takes at most ${MAX_TASKS}`,
+    );
     err.code = "KNT_TOO_MANY_TASKS";
     throw err;
   }

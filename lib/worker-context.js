@@ -37,7 +37,9 @@ function belowPoolWorker() {
 /** Throws the refusal when createPool runs inside a pool worker. */
 function refusePoolInWorker(href) {
   if (!belowPoolWorker()) return;
-  const where = isPoolWorker() ? "inside a pool worker" : `in a thread or process started from inside a pool worker (${POOL_WORKER_ENV} is set)`;
+  const where = isPoolWorker()
+    ? "inside a pool worker"
+    : `in a thread or process started from inside a pool worker (${POOL_WORKER_ENV} is set)`;
   const err = new Error(
     `knitting-native: createPool was called ${where}${href ? `, by ${href}` : ""}. ` +
       "Workers import the task modules, so a pool created at the top level of a task module would start again in every worker. " +
@@ -47,4 +49,12 @@ function refusePoolInWorker(href) {
   throw err;
 }
 
-module.exports = { WORKER_MARK, PROCESS_WORKER_MARK, POOL_WORKER_ENV, isPoolWorker, markPoolWorker, belowPoolWorker, refusePoolInWorker };
+module.exports = {
+  WORKER_MARK,
+  PROCESS_WORKER_MARK,
+  POOL_WORKER_ENV,
+  isPoolWorker,
+  markPoolWorker,
+  belowPoolWorker,
+  refusePoolInWorker,
+};

@@ -51,7 +51,8 @@ served = serveLane(workerData, {
   sleep(index, value, wake) {
     // Releases of settled calls' buffers, before a possibly long park.
     shared.drain();
-    const wait = parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
+    const wait =
+      parkMs === undefined ? Atomics.waitAsync(i32, index, value) : Atomics.waitAsync(i32, index, value, parkMs);
     if (wait.async) wait.value.then(wake);
     else setImmediate(wake);
   },

@@ -15,7 +15,9 @@ if (!debug) args.push("--release");
 execFileSync("cargo", args, { cwd: root, stdio: "inherit" });
 
 const profile = debug ? "debug" : "release";
-const libName = { linux: "libknitting_native.so", darwin: "libknitting_native.dylib", win32: "knitting_native.dll" }[process.platform];
+const libName = { linux: "libknitting_native.so", darwin: "libknitting_native.dylib", win32: "knitting_native.dll" }[
+  process.platform
+];
 if (!libName) throw new Error(`knitting-native: no build recipe for platform ${process.platform}`);
 // cargo honours CARGO_TARGET_DIR (a shared build cache); so does this copy.
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(root, process.env.CARGO_TARGET_DIR) : join(root, "target");

@@ -54,7 +54,12 @@ const rootPkgFile = join(root, "package.json");
 const rootPkg = readJson(rootPkgFile);
 const { version } = rootPkg;
 
-const triples = opts.only ? opts.only.split(",").map((t) => t.trim()).filter(Boolean) : Object.keys(TARGETS);
+const triples = opts.only
+  ? opts.only
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean)
+  : Object.keys(TARGETS);
 for (const t of triples) {
   if (!TARGETS[t]) fail(`unknown triple ${t} (known: ${Object.keys(TARGETS).join(", ")})`);
 }

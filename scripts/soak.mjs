@@ -81,7 +81,9 @@ export const soakCall = task({
         throw err;
       }
       case KIND_ASYNC:
-        return new Promise((resolve) => (id & 1 ? setImmediate : queueMicrotask)(() => resolve([id, sum, bytesFor(id, size)])));
+        return new Promise((resolve) =>
+          (id & 1 ? setImmediate : queueMicrotask)(() => resolve([id, sum, bytesFor(id, size)])),
+        );
       default:
         return Promise.resolve().then(() => {
           throw Object.assign(new TypeError(`soak ${id} rejected`), { code: "SOAK", sum });
@@ -115,7 +117,15 @@ export const soakGc = task({
 });
 
 function parseArgs(argv) {
-  const args = { calls: 5_000_000, pools: 1_000, threads: 2, window: 1024, seed: 0x50a4, quick: false, runtime: "thread" };
+  const args = {
+    calls: 5_000_000,
+    pools: 1_000,
+    threads: 2,
+    window: 1024,
+    seed: 0x50a4,
+    quick: false,
+    runtime: "thread",
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const num = () => {
@@ -132,10 +142,12 @@ function parseArgs(argv) {
     else if (a === "--max-growth") args.maxGrowth = num();
     else if (a === "--runtime") {
       args.runtime = argv[++i];
-      if (args.runtime !== "thread" && args.runtime !== "process") throw new Error(`--runtime is thread or process, got ${args.runtime}`);
-    }
-    else if (a === "--help" || a === "-h") {
-      process.stdout.write("node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--max-growth PCT] [--runtime thread|process] [--quick]\n");
+      if (args.runtime !== "thread" && args.runtime !== "process")
+        throw new Error(`--runtime is thread or process, got ${args.runtime}`);
+    } else if (a === "--help" || a === "-h") {
+      process.stdout.write(
+        "node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--max-growth PCT] [--runtime thread|process] [--quick]\n",
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (try --help)`);
   }
@@ -251,11 +263,15 @@ async function main(argv) {
     // Node keeps one /dev/null descriptor open after its first child with
     // an IPC channel (seen with a bare spawn("true", [], { stdio: [..., "ipc"] })):
     // open it before the first count too.
-    await new Promise((resolve) => spawn("true", [], { stdio: ["ignore", "ignore", "ignore", "ipc"] }).on("exit", resolve));
+    await new Promise((resolve) =>
+      spawn("true", [], { stdio: ["ignore", "ignore", "ignore", "ipc"] }).on("exit", resolve),
+    );
   }
   const startFds = openFds();
   const start = { fds: fdCount(startFds), regions: native.regionStats(), rss: rssMiB() };
-  log(`start: ${JSON.stringify(args)}; fds ${start.fds}, regions ${JSON.stringify(start.regions)}, rss ${start.rss.toFixed(1)} MiB`);
+  log(
+    `start: ${JSON.stringify(args)}; fds ${start.fds}, regions ${JSON.stringify(start.regions)}, rss ${start.rss.toFixed(1)} MiB`,
+  );
 
   const calls = await callPhase(args);
   const pools = await poolPhase(args);
@@ -310,12 +326,17 @@ async function main(argv) {
   if (calls.misrouted > 0) problems.push(`${calls.misrouted} calls with a wrong result`);
   const maxGrowth = args.maxGrowth ?? 10;
   if (calls.netGrowth > maxGrowth) {
-    problems.push(`RSS outside V8's heaps grew by ${calls.netGrowth.toFixed(1)}% of RSS during the calls (limit ${maxGrowth}%)`);
+    problems.push(
+      `RSS outside V8's heaps grew by ${calls.netGrowth.toFixed(1)}% of RSS during the calls (limit ${maxGrowth}%)`,
+    );
   }
-  if (calls.heapGrowth > maxGrowth) problems.push(`live heaps grew ${calls.heapGrowth.toFixed(1)}% during the calls (limit ${maxGrowth}%)`);
-  if (calls.leakedBlocks > 0) problems.push(`${calls.leakedBlocks} payload blocks still allocated with no call in flight`);
+  if (calls.heapGrowth > maxGrowth)
+    problems.push(`live heaps grew ${calls.heapGrowth.toFixed(1)}% during the calls (limit ${maxGrowth}%)`);
+  if (calls.leakedBlocks > 0)
+    problems.push(`${calls.leakedBlocks} payload blocks still allocated with no call in flight`);
   if (pools.failed > 0) problems.push(`${pools.failed} pools failed`);
-  if (pools.growth > maxGrowth) problems.push(`RSS grew ${pools.growth.toFixed(1)}% while creating pools (limit ${maxGrowth}%)`);
+  if (pools.growth > maxGrowth)
+    problems.push(`RSS grew ${pools.growth.toFixed(1)}% while creating pools (limit ${maxGrowth}%)`);
   if (end.fds !== start.fds) problems.push(`open fds ${start.fds} -> ${end.fds}`);
   if (end.regions.regions !== start.regions.regions || end.regions.attachments !== start.regions.attachments) {
     problems.push(`regionStats ${JSON.stringify(start.regions)} -> ${JSON.stringify(end.regions)}`);
@@ -362,7 +383,15 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
   const pool = createPool({ threads, worker: { runtime } })({ soakCall, soakGc, soakLate });
   const internal = pool[Symbol.for("knitting-native.pool")];
   const rand = prng(seed);
-  const out = { checked: 0, lost: 0, misrouted: 0, byKind: [0, 0, 0, 0, 0, 0], examples: [], seconds: 0, checkpoints: [] };
+  const out = {
+    checked: 0,
+    lost: 0,
+    misrouted: 0,
+    byKind: [0, 0, 0, 0, 0, 0],
+    examples: [],
+    seconds: 0,
+    checkpoints: [],
+  };
   // Checkpoints: every twentieth of the calls, with the window drained and
   // every isolate collected, RSS is read along with what it is made of (see
   // checkpoint()). The first WARM_UP of them are warm-up; growth compares
@@ -412,7 +441,9 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
           checkpoint(pool, internal, threads, next).then((c) => {
             paused += performance.now() - t;
             out.checkpoints.push(c);
-            log(`${next} calls checked, ${out.misrouted} wrong; rss ${c.rss} MiB (V8 heaps ${c.v8Committed}, payload region ${c.payloadRegion})`);
+            log(
+              `${next} calls checked, ${out.misrouted} wrong; rss ${c.rss} MiB (V8 heaps ${c.v8Committed}, payload region ${c.payloadRegion})`,
+            );
             launch();
           });
           return;
@@ -424,7 +455,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
           inFlight++;
           pool.call.soakLate([id, LATE_MS]).then(
             (r) => {
-              if (r !== "late") wrong(id, `a timed-out call resolved with ${JSON.stringify(r)}, not its timeout default`);
+              if (r !== "late")
+                wrong(id, `a timed-out call resolved with ${JSON.stringify(r)}, not its timeout default`);
               after();
             },
             (err) => {
@@ -434,7 +466,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
           );
           continue;
         }
-        const kind = u < 0.62 ? KIND_SYNC : u < 0.82 ? KIND_ASYNC : u < 0.9 ? KIND_STRING : u < 0.95 ? KIND_THROW : KIND_REJECT;
+        const kind =
+          u < 0.62 ? KIND_SYNC : u < 0.82 ? KIND_ASYNC : u < 0.9 ? KIND_STRING : u < 0.95 ? KIND_THROW : KIND_REJECT;
         const size = sizeFrom(rand(), rand());
         const resultSize = sizeFrom(rand(), rand());
         const data = rand() < 0.7 ? bytesFor(id ^ 0x3c3c, size) : stringFor(id, size);
@@ -444,7 +477,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
         pool.call.soakCall([id, kind, data, resultSize]).then(
           (r) => {
             if (kind === KIND_THROW || kind === KIND_REJECT) wrong(id, "resolved but its task throws");
-            else if (!Array.isArray(r) || r[0] !== id) wrong(id, `answered for call ${Array.isArray(r) ? r[0] : typeof r}`);
+            else if (!Array.isArray(r) || r[0] !== id)
+              wrong(id, `answered for call ${Array.isArray(r) ? r[0] : typeof r}`);
             else if (r[1] !== sum) wrong(id, `argument checksum ${r[1]} != ${sum} (size ${size})`);
             else if (kind === KIND_STRING) {
               if (r[2] !== stringFor(id, resultSize)) wrong(id, `string result of ${resultSize} units differs`);
@@ -454,11 +488,24 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
             after();
           },
           (err) => {
-            const expected = kind === KIND_THROW ? ["RangeError", `soak ${id} threw`] : ["TypeError", `soak ${id} rejected`];
+            const expected =
+              kind === KIND_THROW ? ["RangeError", `soak ${id} threw`] : ["TypeError", `soak ${id} rejected`];
             if (kind !== KIND_THROW && kind !== KIND_REJECT) {
-              wrong(id, `unexpected rejection (payload ${size} B, result ${resultSize} B): ${err && err.name} ${err && err.code} ${err && err.message}`);
-            } else if (!(err instanceof Error) || err.name !== expected[0] || err.message !== expected[1] || err.code !== "SOAK" || err.sum !== sum) {
-              wrong(id, `rejected with ${err && err.name}: ${err && err.message} (code ${err && err.code}, sum ${err && err.sum})`);
+              wrong(
+                id,
+                `unexpected rejection (payload ${size} B, result ${resultSize} B): ${err && err.name} ${err && err.code} ${err && err.message}`,
+              );
+            } else if (
+              !(err instanceof Error) ||
+              err.name !== expected[0] ||
+              err.message !== expected[1] ||
+              err.code !== "SOAK" ||
+              err.sum !== sum
+            ) {
+              wrong(
+                id,
+                `rejected with ${err && err.name}: ${err && err.message} (code ${err && err.code}, sum ${err && err.sum})`,
+              );
             }
             after();
           },
@@ -527,7 +574,8 @@ const median = (xs) => {
  */
 function growthOf(checkpoints, warmCalls) {
   const measured = checkpoints.filter((c) => c.calls >= warmCalls);
-  if (measured.length === 0) return { rssWarm: 0, rssEnd: 0, growth: 0, netGrowth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
+  if (measured.length === 0)
+    return { rssWarm: 0, rssEnd: 0, growth: 0, netGrowth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
   const n = Math.max(1, Math.min(3, Math.floor(measured.length / 2)));
   const first = measured.slice(0, n);
   const last = measured.slice(-n);
@@ -581,7 +629,9 @@ async function poolPhase({ pools: total, threads, runtime }) {
   out.rssEnd = await settledRss();
   if (out.rssWarm === 0) out.rssWarm = out.rssEnd;
   out.growth = ((out.rssEnd - out.rssWarm) / out.rssWarm) * 100;
-  log(`pools: ${out.created} created in ${out.seconds.toFixed(1)} s, ${out.failed} failed; rss ${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB`);
+  log(
+    `pools: ${out.created} created in ${out.seconds.toFixed(1)} s, ${out.failed} failed; rss ${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB`,
+  );
   return out;
 }
 

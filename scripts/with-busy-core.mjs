@@ -17,7 +17,9 @@ const cores = Number(process.env.BUSY_CORES || 1);
 const hogs = [];
 for (let i = 0; i < cores; i++) {
   // An hour at most, in case this script is killed before it can end them.
-  hogs.push(spawn(process.execPath, ["-e", "const end = Date.now() + 3600e3; while (Date.now() < end);"], { stdio: "ignore" }));
+  hogs.push(
+    spawn(process.execPath, ["-e", "const end = Date.now() + 3600e3; while (Date.now() < end);"], { stdio: "ignore" }),
+  );
 }
 const stop = () => hogs.forEach((h) => h.kill("SIGKILL"));
 const child = spawn(command, args, { stdio: "inherit" });

@@ -119,12 +119,42 @@ const done = (f) => () => {
 
 const ModelAtomics = {
   load: (a, i) => access(`load ${nameOf(i)}`, () => REAL.load(a, i), i),
-  store: (a, i, v) => access(`store ${nameOf(i)} = ${v}`, done(() => REAL.store(a, i, v)), i) ?? undefined,
-  add: (a, i, v) => access(`add ${nameOf(i)} += ${v}`, done(() => REAL.add(a, i, v)), i) ?? undefined,
-  sub: (a, i, v) => access(`sub ${nameOf(i)} -= ${v}`, done(() => REAL.sub(a, i, v)), i) ?? undefined,
-  and: (a, i, v) => access(`and ${nameOf(i)} &= ${(v >>> 0).toString(2)}`, done(() => REAL.and(a, i, v)), i) ?? undefined,
-  or: (a, i, v) => access(`or ${nameOf(i)} |= ${(v >>> 0).toString(2)}`, done(() => REAL.or(a, i, v)), i) ?? undefined,
-  xor: (a, i, v) => access(`xor ${nameOf(i)} ^= ${v}`, done(() => REAL.xor(a, i, v)), i) ?? undefined,
+  store: (a, i, v) =>
+    access(
+      `store ${nameOf(i)} = ${v}`,
+      done(() => REAL.store(a, i, v)),
+      i,
+    ) ?? undefined,
+  add: (a, i, v) =>
+    access(
+      `add ${nameOf(i)} += ${v}`,
+      done(() => REAL.add(a, i, v)),
+      i,
+    ) ?? undefined,
+  sub: (a, i, v) =>
+    access(
+      `sub ${nameOf(i)} -= ${v}`,
+      done(() => REAL.sub(a, i, v)),
+      i,
+    ) ?? undefined,
+  and: (a, i, v) =>
+    access(
+      `and ${nameOf(i)} &= ${(v >>> 0).toString(2)}`,
+      done(() => REAL.and(a, i, v)),
+      i,
+    ) ?? undefined,
+  or: (a, i, v) =>
+    access(
+      `or ${nameOf(i)} |= ${(v >>> 0).toString(2)}`,
+      done(() => REAL.or(a, i, v)),
+      i,
+    ) ?? undefined,
+  xor: (a, i, v) =>
+    access(
+      `xor ${nameOf(i)} ^= ${v}`,
+      done(() => REAL.xor(a, i, v)),
+      i,
+    ) ?? undefined,
   exchange: (a, i, v) => access(`exchange ${nameOf(i)} = ${v}`, () => REAL.exchange(a, i, v), i),
   compareExchange: (a, i, e, v) => access(`cas ${nameOf(i)} ${e} -> ${v}`, () => REAL.compareExchange(a, i, e, v), i),
   isLockFree: REAL.isLockFree,
@@ -332,7 +362,14 @@ export function explore(model, { maxStates = 3_000_000 } = {}) {
       }
     }
     for (let s = 0; s < n; s++) {
-      if (!reach[s]) fail(s, "", new ModelViolation("no progress: from this state no run of the parties ever ends (a party spins or re-serves for ever)"));
+      if (!reach[s])
+        fail(
+          s,
+          "",
+          new ModelViolation(
+            "no progress: from this state no run of the parties ever ends (a party spins or re-serves for ever)",
+          ),
+        );
     }
     return { states: n, edges, terminals, maxDepth, ms: Date.now() - t0 };
   } finally {

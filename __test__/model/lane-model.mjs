@@ -130,8 +130,10 @@ export class LaneModel {
     const g = this.ghost;
     const c = localEffect(() => {
       const cell = g.cells[slot];
-      if (cell === null || cell.k !== "q") throw new ModelViolation(`the worker runs slot ${slot}, which holds no request`);
-      if (g.calls[cell.c] !== "pub") throw new ModelViolation(`the worker runs call ${cell.c} again (it is ${g.calls[cell.c]})`);
+      if (cell === null || cell.k !== "q")
+        throw new ModelViolation(`the worker runs slot ${slot}, which holds no request`);
+      if (g.calls[cell.c] !== "pub")
+        throw new ModelViolation(`the worker runs call ${cell.c} again (it is ${g.calls[cell.c]})`);
       g.calls[cell.c] = "run";
       return cell.c;
     });
@@ -163,12 +165,19 @@ export class LaneModel {
     const h = this.host;
     const g = this.ghost;
     const pump = () =>
-      pumpAndFlush(g, h, () => (h.accepts() && this.placeable(g) ? h.freeSlot() : -1), (slot, c) => {
-        if (g.lane !== "active") throw new ModelViolation(`host places call ${c} on the lane while it is ${g.lane}`);
-        if (((REAL_LOAD(this.mem, h.req) ^ REAL_LOAD(this.mem, h.res)) & (1 << slot)) !== 0) throw new ModelViolation(`host writes slot ${slot}, which the worker holds`);
-        if (g.cells[slot] !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${g.cells[slot].c}`);
-        g.calls[c] = "pub";
-      });
+      pumpAndFlush(
+        g,
+        h,
+        () => (h.accepts() && this.placeable(g) ? h.freeSlot() : -1),
+        (slot, c) => {
+          if (g.lane !== "active") throw new ModelViolation(`host places call ${c} on the lane while it is ${g.lane}`);
+          if (((REAL_LOAD(this.mem, h.req) ^ REAL_LOAD(this.mem, h.res)) & (1 << slot)) !== 0)
+            throw new ModelViolation(`host writes slot ${slot}, which the worker holds`);
+          if (g.cells[slot] !== null)
+            throw new ModelViolation(`host writes slot ${slot}, which holds call ${g.cells[slot].c}`);
+          g.calls[c] = "pub";
+        },
+      );
     return {
       burst: () => {
         callerBurst(g, this.c.bursts);
@@ -213,7 +222,8 @@ export class LaneModel {
         const c = h.release(slot);
         localEffect(() => {
           const cell = g.cells[slot];
-          if (cell === null || cell.k !== "r" || cell.c !== c) throw new ModelViolation(`host settles call ${c} from slot ${slot}, which holds ${JSON.stringify(cell)}`);
+          if (cell === null || cell.k !== "r" || cell.c !== c)
+            throw new ModelViolation(`host settles call ${c} from slot ${slot}, which holds ${JSON.stringify(cell)}`);
           g.calls[c] = "done";
           g.cells[slot] = null;
         });
@@ -232,7 +242,9 @@ export class LaneModel {
         const cur = this.hostState;
         restore(this.host, cur.priv, this.hostBase);
         const r = step(cur.op ? cur.op.log : [], forced, body);
-        this.hostState = r.done ? { priv: snapshot(this.host, this.hostBase), op: null } : { priv: cur.priv, op: { name, log: r.log } };
+        this.hostState = r.done
+          ? { priv: snapshot(this.host, this.hostBase), op: null }
+          : { priv: cur.priv, op: { name, log: r.log } };
         return r;
       },
     });
@@ -288,7 +300,10 @@ export class LaneModel {
 
   terminal() {
     this.ghost.calls.forEach((st, c) => {
-      if (st !== "done") throw new ModelViolation(`call ${c} is never settled (it is ${st}); the worker is ${this.worker.waiter ? "parked" : "idle"}`);
+      if (st !== "done")
+        throw new ModelViolation(
+          `call ${c} is never settled (it is ${st}); the worker is ${this.worker.waiter ? "parked" : "idle"}`,
+        );
     });
   }
 }
@@ -348,4 +363,3 @@ export const laneBroken = {
     },
   },
 };
-

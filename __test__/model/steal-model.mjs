@@ -118,7 +118,17 @@ export class StealModel {
     // Built in init(), outside steps: the constructor's loads are not moves.
     if (this.bases[w] === undefined) {
       const env = { run() {}, spin() {}, sleep() {}, later() {}, ring() {} };
-      const fresh = new this.c.classes.Claimant(new Int32Array(this.mem.length), SECTION_BYTE, this.c.workers, this.c.regionLanes, this.c.width, w, () => {}, env, this.c.cores);
+      const fresh = new this.c.classes.Claimant(
+        new Int32Array(this.mem.length),
+        SECTION_BYTE,
+        this.c.workers,
+        this.c.regionLanes,
+        this.c.width,
+        w,
+        () => {},
+        env,
+        this.c.cores,
+      );
       fresh.futileLimit = this.c.futileLimit;
       this.bases[w] = baseOf(fresh);
     }
@@ -137,7 +147,14 @@ export class StealModel {
   }
 
   makeHost() {
-    return new this.c.classes.HostSubmit(this.mem, SECTION_BYTE, this.c.workers, this.c.regionLanes, this.c.width, (word) => this.notify(word));
+    return new this.c.classes.HostSubmit(
+      this.mem,
+      SECTION_BYTE,
+      this.c.workers,
+      this.c.regionLanes,
+      this.c.width,
+      (word) => this.notify(word),
+    );
   }
 
   makeWorker(w) {
@@ -153,7 +170,17 @@ export class StealModel {
       later: () => localEffect(() => void this.workers[w].events.push("serve")),
       ring: () => {},
     };
-    const c = new this.c.classes.Claimant(this.mem, SECTION_BYTE, this.c.workers, this.c.regionLanes, this.c.width, w, (word) => this.notify(word), env, this.c.cores);
+    const c = new this.c.classes.Claimant(
+      this.mem,
+      SECTION_BYTE,
+      this.c.workers,
+      this.c.regionLanes,
+      this.c.width,
+      w,
+      (word) => this.notify(word),
+      env,
+      this.c.cores,
+    );
     c.futileLimit = this.c.futileLimit;
     return c;
   }
@@ -166,7 +193,8 @@ export class StealModel {
     // the request and writing the answer touch nothing another party reads.
     const r = localEffect(() => {
       const cell = g.cells[slot];
-      if (cell === null || cell.k !== "q") throw new ModelViolation(`worker ${w} runs slot ${slot}, which holds no request`);
+      if (cell === null || cell.k !== "q")
+        throw new ModelViolation(`worker ${w} runs slot ${slot}, which holds no request`);
       const call = g.calls[cell.c];
       if (call.st !== "pub") throw new ModelViolation(`worker ${w} runs call ${cell.c} again (it is ${call.st})`);
       const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
@@ -232,7 +260,8 @@ export class StealModel {
       const g = this.ghost;
       const cell = g.cells[slot];
       const call = g.calls[cell.c];
-      if (call.st !== "run" || call.by !== w) throw new ModelViolation(`worker ${w} answers call ${cell.c}, which it is not running`);
+      if (call.st !== "run" || call.by !== w)
+        throw new ModelViolation(`worker ${w} answers call ${cell.c}, which it is not running`);
       call.st = "ans";
       g.cells[slot] = { k: "r", c: cell.c };
     });
@@ -241,7 +270,8 @@ export class StealModel {
   spin(w) {
     const found = choose("spin", () => {
       const spinner = REAL_LOAD(this.mem, this.geometry.spinner);
-      if (spinner !== w + 1) throw new ModelViolation(`worker ${w} spins while SPINNER is ${spinner}: one spinner at a time`);
+      if (spinner !== w + 1)
+        throw new ModelViolation(`worker ${w} spins while SPINNER is ${spinner}: one spinner at a time`);
       const g = this.geometry;
       for (let i = 0; i < this.c.regionLanes; i++) if (REAL_LOAD(this.mem, g.pending + i) !== 0) return 2;
       return 1;
@@ -255,7 +285,8 @@ export class StealModel {
     localEffect(() => {
       const g = this.ghost;
       const cell = g.cells[index];
-      if (cell === null || cell.k !== "r" || cell.c !== c) throw new ModelViolation(`host settles call ${c} from slot ${index}, which holds ${JSON.stringify(cell)}`);
+      if (cell === null || cell.k !== "r" || cell.c !== c)
+        throw new ModelViolation(`host settles call ${c} from slot ${index}, which holds ${JSON.stringify(cell)}`);
       if (g.calls[c].st !== "ans") throw new ModelViolation(`host settles call ${c}, which is ${g.calls[c].st}`);
       // Settled: who ran it no longer matters, and the slot is the host's.
       g.calls[c] = { st: "done", by: -1 };
@@ -290,7 +321,15 @@ export class StealModel {
     this.workers = [];
     for (let w = 0; w < this.c.workers; w++) {
       const late = this.c.late.includes(w);
-      this.workers.push({ status: late ? "absent" : "alive", obj: null, priv: null, op: null, events: late ? [] : ["start"], waiter: null, stuckOn: -1 });
+      this.workers.push({
+        status: late ? "absent" : "alive",
+        obj: null,
+        priv: null,
+        op: null,
+        events: late ? [] : ["start"],
+        waiter: null,
+        stuckOn: -1,
+      });
     }
     if (this.c.startParked) {
       // Every worker has started, found nothing and parked (a state the
@@ -326,10 +365,28 @@ export class StealModel {
     for (let i = 0; i < state.m.length; i += 2) this.mem[state.m[i]] = state.m[i + 1];
     // Moves change the ghost in place and replace the rest: copy the ghost.
     const g = state.g;
-    this.ghost = { burst: g.burst, submitted: g.submitted, next: g.next, cells: g.cells.slice(), calls: g.calls.map((c) => ({ st: c.st, by: c.by })), died: g.died.slice(), left: g.left.slice(), told: g.told.slice(), due: g.due.slice() };
+    this.ghost = {
+      burst: g.burst,
+      submitted: g.submitted,
+      next: g.next,
+      cells: g.cells.slice(),
+      calls: g.calls.map((c) => ({ st: c.st, by: c.by })),
+      died: g.died.slice(),
+      left: g.left.slice(),
+      told: g.told.slice(),
+      due: g.due.slice(),
+    };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
-    this.workers = state.w.map((p) => ({ status: p.s, obj: null, priv: p.p, op: p.o, events: p.e.slice(), waiter: p.x, stuckOn: p.k }));
+    this.workers = state.w.map((p) => ({
+      status: p.s,
+      obj: null,
+      priv: p.p,
+      op: p.o,
+      events: p.e.slice(),
+      waiter: p.x,
+      stuckOn: p.k,
+    }));
   }
 
   /** One step of the host's current op, or the start of a new one. */
@@ -360,13 +417,19 @@ export class StealModel {
     const h = this.host;
     const g = this.ghost;
     const pump = () =>
-      pumpAndFlush(g, h, () => h.freeSlot(), (slot, c) => {
-        const cell = g.cells[slot];
-        if (cell !== null) throw new ModelViolation(`host writes slot ${slot}, which holds call ${cell.c} (${g.calls[cell.c].st})`);
-        const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
-        if (owner === 0) throw new ModelViolation(`host writes slot ${slot} while it is claimable`);
-        g.calls[c].st = "pub";
-      });
+      pumpAndFlush(
+        g,
+        h,
+        () => h.freeSlot(),
+        (slot, c) => {
+          const cell = g.cells[slot];
+          if (cell !== null)
+            throw new ModelViolation(`host writes slot ${slot}, which holds call ${cell.c} (${g.calls[cell.c].st})`);
+          const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
+          if (owner === 0) throw new ModelViolation(`host writes slot ${slot} while it is claimable`);
+          g.calls[c].st = "pub";
+        },
+      );
     return {
       // The caller's synchronous code makes the next burst of calls.
       burst: () => {
@@ -387,8 +450,10 @@ export class StealModel {
             if (g.left[w]) {
               throw new ModelViolation(`worker ${w} left holding call ${c} (${call.st}): taking it back rejects it`);
             }
-            if (call.st === "done" || call.st === "rej") throw new ModelViolation(`call ${c} taken back from worker ${w} but it is ${call.st}`);
-            if (call.st !== "pub" && call.by !== w) throw new ModelViolation(`call ${c} taken back from worker ${w} but worker ${call.by} ran it`);
+            if (call.st === "done" || call.st === "rej")
+              throw new ModelViolation(`call ${c} taken back from worker ${w} but it is ${call.st}`);
+            if (call.st !== "pub" && call.by !== w)
+              throw new ModelViolation(`call ${c} taken back from worker ${w} but worker ${call.by} ran it`);
             g.calls[c] = { st: "rej", by: -1 };
             g.cells[index] = null;
           });
@@ -536,7 +601,10 @@ export class StealModel {
     g.calls.forEach((call, c) => {
       if (call.st === "done" || call.st === "rej") return;
       if (call.st === "run" && this.workers[call.by].status === "stuck" && this.workers[call.by].stuckOn === c) return;
-      const who = this.workers.map((p, w) => `worker ${w}: ${p.status}${p.waiter ? " (parked)" : ""}${p.stuckOn >= 0 ? ` in long call ${p.stuckOn}` : ""}`);
+      const who = this.workers.map(
+        (p, w) =>
+          `worker ${w}: ${p.status}${p.waiter ? " (parked)" : ""}${p.stuckOn >= 0 ? ` in long call ${p.stuckOn}` : ""}`,
+      );
       throw new ModelViolation(`call ${c} is never settled (it is ${call.st}); ${who.join("; ")}`);
     });
   }

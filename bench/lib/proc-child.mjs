@@ -40,8 +40,10 @@ async function runJob(job, phase) {
     result.noise = fl.stop();
     result.tiny = { callsPerSec: t.callsPerSec, ns: t.ns };
     result.seq = { p50: s.p50, p99: s.p99 };
-    log(`tiny calls: ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s (${(t.ns / 1e6).toFixed(0)} ms); ` +
-      `sequential p50 ${s.p50.toFixed(1)} µs, p99 ${s.p99.toFixed(1)} µs (${cfg.seq} calls)`);
+    log(
+      `tiny calls: ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s (${(t.ns / 1e6).toFixed(0)} ms); ` +
+        `sequential p50 ${s.p50.toFixed(1)} µs, p99 ${s.p99.toFixed(1)} µs (${cfg.seq} calls)`,
+    );
   } catch (err) {
     fail("error", `failed while running: ${firstLines(err.stack ?? err, 6)}`);
   }

@@ -12,7 +12,8 @@ export const PROC_POOLS = [
   { key: "threads", label: "knitting-native, worker threads", options: {} },
   { key: "processes", label: "knitting-native, worker processes", options: { worker: { runtime: "process" } } },
   {
-    key: "processesPolling", label: "knitting-native, worker processes, doorbell: false (polling)",
+    key: "processesPolling",
+    label: "knitting-native, worker processes, doorbell: false (polling)",
     options: { worker: { runtime: "process" }, host: { doorbell: false } },
   },
   { key: "piscina", label: "piscina", piscina: true },
@@ -34,8 +35,10 @@ export async function createProcRow(row, workers) {
   const got = pool.topology;
   if (got === null || got.runtime !== want.runtime || got.doorbell !== want.doorbell) {
     await pool.close().catch(() => {});
-    throw new Error(`wrong pool topology: expected ${JSON.stringify(want)}, got ` +
-      `${got === null ? "an unreadable topology" : JSON.stringify({ runtime: got.runtime, doorbell: got.doorbell })}`);
+    throw new Error(
+      `wrong pool topology: expected ${JSON.stringify(want)}, got ` +
+        `${got === null ? "an unreadable topology" : JSON.stringify({ runtime: got.runtime, doorbell: got.doorbell })}`,
+    );
   }
   return pool;
 }

@@ -34,7 +34,10 @@ export function procConfig(o) {
     stallSec: o.stall,
     workers: o.threads,
     window: o.window,
-    calls, seq, forkCalls, forkSeq,
+    calls,
+    seq,
+    forkCalls,
+    forkSeq,
     warmupCalls: Math.min(calls, 10_000),
     warmupSeq: Math.min(seq, 1_000),
     forkWarmupCalls: Math.min(forkCalls, 5_000),
@@ -60,7 +63,9 @@ export async function runProcess(pc) {
       if (broken.has(row.key)) continue; // failed once: don't retry
       process.stderr.write(`bench: process rep ${rep}/${pc.reps}: ${row.label}\n`);
       const r = await superviseChild(CHILD, [JSON.stringify(jobOf(row, pc))], row.label, sc, (how) => ({
-        status: "error", error: how, mismatches: 0,
+        status: "error",
+        error: how,
+        mismatches: 0,
       }));
       reps.get(row.key).push(r);
       if (r.status !== "ok") broken.add(row.key);
@@ -76,9 +81,13 @@ export async function runProcess(pc) {
     const mismatches = all.reduce((n, r) => n + (r.mismatches ?? 0), 0);
     const first = all.find((r) => r.firstMismatch)?.firstMismatch;
     if (bad) notes.push(`${row.label}: ${bad.status === "unavailable" ? "NOT AVAILABLE" : "FAILED"}: ${bad.error}`);
-    if (mismatches > 0) notes.push(`${row.label}: ${mismatches} WRONG RESULTS; first in ${first?.workload}: call ${first?.call}: ${first?.what}`);
+    if (mismatches > 0)
+      notes.push(
+        `${row.label}: ${mismatches} WRONG RESULTS; first in ${first?.workload}: call ${first?.call}: ${first?.what}`,
+      );
     cell[row.key] = {
-      status: bad ? bad.status : "ok", mismatches,
+      status: bad ? bad.status : "ok",
+      mismatches,
       callsPerSec: median(ok.map((r) => r.tiny.callsPerSec)),
       p50: median(ok.map((r) => r.seq.p50)),
       p99: median(ok.map((r) => r.seq.p99)),
@@ -96,15 +105,22 @@ export async function runProcess(pc) {
     const c = cell[row.key];
     const mark = c.mismatches > 0 ? " (WRONG RESULTS)" : c.status !== "ok" ? " (FAILED)" : "";
     return [
-      row.label + mark, fmtInt(c.callsPerSec), fmtUs(c.p50), fmtUs(c.p99),
-      fmtRatio(c.callsPerSec / threads.callsPerSec), fmtRatio(threads.p50 / c.p50), fmtRatio(threads.p99 / c.p99),
+      row.label + mark,
+      fmtInt(c.callsPerSec),
+      fmtUs(c.p50),
+      fmtUs(c.p99),
+      fmtRatio(c.callsPerSec / threads.callsPerSec),
+      fmtRatio(threads.p50 / c.p50),
+      fmtRatio(threads.p99 / c.p99),
     ];
   });
 
   const out = [];
-  out.push(`process: ${pc.workers} workers per pool; ${fmtInt(pc.calls)} x add([i, 1]) with ${fmtInt(pc.window)} in flight, ` +
-    `then ${fmtInt(pc.seq)} sequential calls (fork + send: ${fmtInt(pc.forkCalls)} and ${fmtInt(pc.forkSeq)}); ` +
-    `medians of ${pc.reps} rep(s), each pool in a fresh child process per rep`);
+  out.push(
+    `process: ${pc.workers} workers per pool; ${fmtInt(pc.calls)} x add([i, 1]) with ${fmtInt(pc.window)} in flight, ` +
+      `then ${fmtInt(pc.seq)} sequential calls (fork + send: ${fmtInt(pc.forkCalls)} and ${fmtInt(pc.forkSeq)}); ` +
+      `medians of ${pc.reps} rep(s), each pool in a fresh child process per rep`,
+  );
   out.push("  ratios: row/threads for calls/s, threads/row for latency; > 1 means the row beats worker threads");
   out.push("");
   out.push(renderTable(header, rows));
@@ -112,31 +128,54 @@ export async function runProcess(pc) {
   out.push("per-rep values:");
   for (const row of PROC_POOLS) {
     const p = cell[row.key].perRep;
-    out.push(`  ${row.label}: calls/s [${p.map((x) => fmtInt(x.callsPerSec)).join(", ")}]; ` +
-      `p50 µs [${p.map((x) => fmtUs(x.p50)).join(", ")}]; p99 µs [${p.map((x) => fmtUs(x.p99)).join(", ")}]`);
+    out.push(
+      `  ${row.label}: calls/s [${p.map((x) => fmtInt(x.callsPerSec)).join(", ")}]; ` +
+        `p50 µs [${p.map((x) => fmtUs(x.p50)).join(", ")}]; p99 µs [${p.map((x) => fmtUs(x.p99)).join(", ")}]`,
+    );
   }
   const load = median(Object.values(cell).map((c) => c.foreignCores));
-  if (Number.isFinite(load)) out.push(`  (other processes used ${load.toFixed(2)} cores meanwhile, median over the pools)`);
+  if (Number.isFinite(load))
+    out.push(`  (other processes used ${load.toFixed(2)} cores meanwhile, median over the pools)`);
 
   const procs = cell.processes;
   const fork = cell.fork;
   const targets = [];
-  addTarget(targets, "process-worker throughput within 2x of worker threads", procs.callsPerSec / threads.callsPerSec, 0.5, ">=",
-    `${fmtInt(procs.callsPerSec)} vs ${fmtInt(threads.callsPerSec)} calls/s`);
-  addTarget(targets, "process workers far ahead of fork + send (>= 10x)", procs.callsPerSec / fork.callsPerSec, 10, ">=",
-    `${fmtInt(procs.callsPerSec)} vs ${fmtInt(fork.callsPerSec)} calls/s`);
+  addTarget(
+    targets,
+    "process-worker throughput within 2x of worker threads",
+    procs.callsPerSec / threads.callsPerSec,
+    0.5,
+    ">=",
+    `${fmtInt(procs.callsPerSec)} vs ${fmtInt(threads.callsPerSec)} calls/s`,
+  );
+  addTarget(
+    targets,
+    "process workers far ahead of fork + send (>= 10x)",
+    procs.callsPerSec / fork.callsPerSec,
+    10,
+    ">=",
+    `${fmtInt(procs.callsPerSec)} vs ${fmtInt(fork.callsPerSec)} calls/s`,
+  );
   // Verdicts hinge on both knitting-native rows in the ratios.
   const judged = {
     status: procs.status === "ok" && threads.status === "ok" ? "ok" : "error",
     mismatches: procs.mismatches + threads.mismatches,
   };
   out.push("");
-  out.push(...formatTargets(targets, judged).map((l, i) => (i === 0 ? "targets (knitting-native worker processes):" : l)));
+  out.push(
+    ...formatTargets(targets, judged).map((l, i) => (i === 0 ? "targets (knitting-native worker processes):" : l)),
+  );
 
   return {
     lines: out,
-    json: { config: pc, results: cell, targets: targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })) },
+    json: {
+      config: pc,
+      results: cell,
+      targets: targets.map((t) => ({ ...t, value: Number.isFinite(t.value) ? t.value : null })),
+    },
     failed: PROC_POOLS.filter((r) => cell[r.key].status === "error").map((r) => `${r.label} (process)`),
-    wrong: PROC_POOLS.filter((r) => cell[r.key].mismatches > 0).map((r) => `${r.label} (process, ${cell[r.key].mismatches} mismatches)`),
+    wrong: PROC_POOLS.filter((r) => cell[r.key].mismatches > 0).map(
+      (r) => `${r.label} (process, ${cell[r.key].mismatches} mismatches)`,
+    ),
   };
 }

@@ -12,9 +12,7 @@
 //   startup  import the library, then time construction -> first call's result
 import { REPORT_POOLS, LoadError } from "./report-pools.mjs";
 import { jobRecord, runChild, firstLines } from "./child-job.mjs";
-import {
-  tinyCalls, sequential, echoWindow, cpuBound, idleCpu, rssSampler, sleep, foreignLoad,
-} from "./workloads.mjs";
+import { tinyCalls, sequential, echoWindow, cpuBound, idleCpu, rssSampler, sleep, foreignLoad } from "./workloads.mjs";
 import { makePayloads } from "./payloads.mjs";
 
 const hrtime = process.hrtime.bigint;
@@ -94,7 +92,9 @@ async function measure(job, cfg, pool, phase, log, note, result) {
     const fl = foreignLoad();
     result.idleCpu = await idleCpu(cfg.idleMs);
     noise.idle = fl.stop();
-    log(`idle: RSS ${(result.idleRssBytes / 2 ** 20).toFixed(1)} MiB, CPU ${result.idleCpu.pctOfCore.toFixed(2)}% of a core`);
+    log(
+      `idle: RSS ${(result.idleRssBytes / 2 ** 20).toFixed(1)} MiB, CPU ${result.idleCpu.pctOfCore.toFixed(2)}% of a core`,
+    );
   }
 
   gc();
@@ -105,8 +105,12 @@ async function measure(job, cfg, pool, phase, log, note, result) {
   noise.tiny = fl.stop();
   if (sampler) result.tinyRss = sampler.stop();
   result.tiny = { callsPerSec: t.callsPerSec, ns: t.ns };
-  log(`tiny calls: ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s (${(t.ns / 1e6).toFixed(0)} ms)` +
-    (sampler ? `, peak RSS ${(result.tinyRss.peakBytes / 2 ** 20).toFixed(1)} MiB (${result.tinyRss.samples} samples)` : ""));
+  log(
+    `tiny calls: ${Math.round(t.callsPerSec).toLocaleString("en-US")} calls/s (${(t.ns / 1e6).toFixed(0)} ms)` +
+      (sampler
+        ? `, peak RSS ${(result.tinyRss.peakBytes / 2 ** 20).toFixed(1)} MiB (${result.tinyRss.samples} samples)`
+        : ""),
+  );
 
   if (job.kind === "main") {
     gc();
@@ -120,16 +124,24 @@ async function measure(job, cfg, pool, phase, log, note, result) {
     result.payload = {};
     for (const p of makePayloads()) {
       phase(`payload ${p.label}`);
-      note(await echoWindow(pool.echo, p.values, p.check, cfg.payloadWarmup, cfg.payloadWindow),
-        `payload warm-up (${p.label})`, cfg.payloadWarmup);
+      note(
+        await echoWindow(pool.echo, p.values, p.check, cfg.payloadWarmup, cfg.payloadWindow),
+        `payload warm-up (${p.label})`,
+        cfg.payloadWarmup,
+      );
       gc();
       fl = foreignLoad();
-      const e = note(await echoWindow(pool.echo, p.values, p.check, cfg.payloadCalls, cfg.payloadWindow),
-        `payload ${p.label}`, cfg.payloadCalls);
+      const e = note(
+        await echoWindow(pool.echo, p.values, p.check, cfg.payloadCalls, cfg.payloadWindow),
+        `payload ${p.label}`,
+        cfg.payloadCalls,
+      );
       noise[`payload ${p.key}`] = fl.stop();
       result.payload[p.key] = { callsPerSec: e.callsPerSec, mbPerSec: (e.callsPerSec * p.bytes) / 1e6, ns: e.ns };
-      log(`payload ${p.label}: ${Math.round(e.callsPerSec).toLocaleString("en-US")} calls/s, ` +
-        `${((e.callsPerSec * p.bytes) / 1e6).toFixed(1)} MB/s`);
+      log(
+        `payload ${p.label}: ${Math.round(e.callsPerSec).toLocaleString("en-US")} calls/s, ` +
+          `${((e.callsPerSec * p.bytes) / 1e6).toFixed(1)} MB/s`,
+      );
     }
 
     phase("cpu-bound warm-up");
@@ -142,9 +154,11 @@ async function measure(job, cfg, pool, phase, log, note, result) {
     noise.cpu = fl.stop();
     const idealMs = (cfg.cpuTasks * cfg.cpuMs) / job.threads;
     result.cpu = { makespanMs: c.makespanMs, idealMs, overheadPct: (c.makespanMs / idealMs - 1) * 100 };
-    log(`CPU-bound: makespan ${c.makespanMs.toFixed(0)} ms vs ideal ${idealMs.toFixed(0)} ms ` +
-      `(+${result.cpu.overheadPct.toFixed(1)}%)` +
-      (noise.cpu ? `; other processes used ${noise.cpu.foreignCores.toFixed(2)} cores meanwhile` : ""));
+    log(
+      `CPU-bound: makespan ${c.makespanMs.toFixed(0)} ms vs ideal ${idealMs.toFixed(0)} ms ` +
+        `(+${result.cpu.overheadPct.toFixed(1)}%)` +
+        (noise.cpu ? `; other processes used ${noise.cpu.foreignCores.toFixed(2)} cores meanwhile` : ""),
+    );
   }
 }
 

@@ -10,7 +10,15 @@
 //   scaling  job.row of SCALING_CONFIGS: warm up, then tiny calls
 //   cpu      job.row of CPU_POOLS: warm up, then cfg.reps bursts of cfg.calls
 //            work() calls, all submitted at once, in this one process
-import { RANDOM_POOLS, SCALING_CONFIGS, CPU_POOLS, LoadError, createKnitting, createPeer, checkTopology } from "./sched-pools.mjs";
+import {
+  RANDOM_POOLS,
+  SCALING_CONFIGS,
+  CPU_POOLS,
+  LoadError,
+  createKnitting,
+  createPeer,
+  checkTopology,
+} from "./sched-pools.mjs";
 import { tinyCalls, randomPlan, randomLoad, foreignLoad, cpuBound, threadCpu } from "./workloads.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
@@ -31,18 +39,19 @@ function planIters(cfg, seed, calls) {
 async function cpuReps(pool, cfg, reps, phase, note, log) {
   let workUs = 0;
   // cpuBound checks that call i returns i; work() returns [i, µs].
-  const run = (i, iters) => pool.work(i, iters).then((r) => {
-    if (!Array.isArray(r) || !(r[1] >= 0)) return r;
-    workUs += r[1];
-    return r[0];
-  });
+  const run = (i, iters) =>
+    pool.work(i, iters).then((r) => {
+      if (!Array.isArray(r) || !(r[1] >= 0)) return r;
+      workUs += r[1];
+      return r[0];
+    });
   // The floor row has no per-call interface: one message per worker per burst.
   const burst = pool.burst
     ? async (calls, iters) => {
-      const t = process.hrtime.bigint();
-      workUs = await pool.burst(calls, iters);
-      return { tasks: calls, makespanMs: Number(process.hrtime.bigint() - t) / 1e6, mismatches: 0 };
-    }
+        const t = process.hrtime.bigint();
+        workUs = await pool.burst(calls, iters);
+        return { tasks: calls, makespanMs: Number(process.hrtime.bigint() - t) / 1e6, mismatches: 0 };
+      }
     : (calls, iters) => cpuBound(run, calls, iters);
   phase("warmup");
   note(await burst(cfg.warmupCalls, cfg.iters), "warm-up (cpu-bound)");
@@ -62,9 +71,17 @@ async function cpuReps(pool, cfg, reps, phase, note, log) {
       threadsMs = 0;
       for (const [tid, ms] of t1) if (tid !== process.pid) threadsMs += ms - (t0.get(tid) ?? 0);
     }
-    reps.push({ wallMs: c.makespanMs, workMs: workUs / 1000, hostMs, threadsMs, foreignCores: noise?.foreignCores ?? null });
-    log(`cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of work measured in the tasks` +
-      (threadsMs === null ? "" : `; CPU: host ${hostMs} ms, other threads ${threadsMs} ms`));
+    reps.push({
+      wallMs: c.makespanMs,
+      workMs: workUs / 1000,
+      hostMs,
+      threadsMs,
+      foreignCores: noise?.foreignCores ?? null,
+    });
+    log(
+      `cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of work measured in the tasks` +
+        (threadsMs === null ? "" : `; CPU: host ${hostMs} ms, other threads ${threadsMs} ms`),
+    );
   }
 }
 
@@ -101,7 +118,10 @@ async function runJob(job, phase) {
     } else if (job.kind === "random") {
       phase("warmup");
       // Another seed: the same mix of short and long calls, not the measured sequence.
-      note(await randomLoad(pool.work, planIters(cfg, cfg.seed + 1, cfg.warmupCalls), cfg.window), "warm-up (random load)");
+      note(
+        await randomLoad(pool.work, planIters(cfg, cfg.seed + 1, cfg.warmupCalls), cfg.window),
+        "warm-up (random load)",
+      );
       const iters = planIters(cfg, cfg.seed, cfg.calls);
       gc();
       phase("random load");
@@ -109,9 +129,11 @@ async function runJob(job, phase) {
       const r = note(await randomLoad(pool.work, iters, cfg.window), "random load");
       result.noise = fl.stop();
       result.random = { makespanMs: r.makespanMs, p50: r.p50, p99: r.p99, max: r.max, workUs: r.workUs };
-      log(`random load: makespan ${r.makespanMs.toFixed(1)} ms, latency p50 ${r.p50.toFixed(1)} µs, ` +
-        `p99 ${r.p99.toFixed(1)} µs, ${(r.workUs / 1000).toFixed(1)} ms of work measured in the tasks` +
-        (result.noise ? `; other processes used ${result.noise.foreignCores.toFixed(2)} cores meanwhile` : ""));
+      log(
+        `random load: makespan ${r.makespanMs.toFixed(1)} ms, latency p50 ${r.p50.toFixed(1)} µs, ` +
+          `p99 ${r.p99.toFixed(1)} µs, ${(r.workUs / 1000).toFixed(1)} ms of work measured in the tasks` +
+          (result.noise ? `; other processes used ${result.noise.foreignCores.toFixed(2)} cores meanwhile` : ""),
+      );
     } else {
       phase("warmup");
       note(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warm-up (tiny calls)");

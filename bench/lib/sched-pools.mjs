@@ -22,19 +22,54 @@ const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
  */
 export const RANDOM_POOLS = [
   { key: "steal", label: "knitting-native, stealing (default)", options: {}, steal: () => true },
-  { key: "roundRobin", label: 'knitting-native, balancer "roundRobin"', options: { balancer: "roundRobin" }, steal: () => false },
-  { key: "firstIdle", label: 'knitting-native, balancer "firstIdle"', options: { balancer: "firstIdle" }, steal: () => false },
+  {
+    key: "roundRobin",
+    label: 'knitting-native, balancer "roundRobin"',
+    options: { balancer: "roundRobin" },
+    steal: () => false,
+  },
+  {
+    key: "firstIdle",
+    label: 'knitting-native, balancer "firstIdle"',
+    options: { balancer: "firstIdle" },
+    steal: () => false,
+  },
   { key: "piscina", label: "piscina", peer: true },
 ];
 
 /** dispatcher-scaling rows; the first is the default every other row is compared with. */
 export const SCALING_CONFIGS = [
   { key: "default", label: "default (stealing; 1 thread: private lanes)", options: {}, steal: (t) => t >= 2 },
-  { key: "perThread", label: 'private lanes, dispatcher "per-thread"', options: { host: { dispatcher: "per-thread" } }, steal: () => false },
-  { key: "serial", label: 'private lanes, dispatcher "serial-channel"', options: { host: { dispatcher: "serial-channel" } }, steal: () => false },
-  { key: "doorbellOff", label: "default, doorbell: false (polling)", options: { host: { doorbell: false } }, steal: (t) => t >= 2 },
-  { key: "narrow", label: "default, stallFreeLoops 32 (narrow)", options: { host: { stallFreeLoops: 32 } }, steal: (t) => t >= 2 },
-  { key: "wide", label: "default, stallFreeLoops 1024 (wide)", options: { host: { stallFreeLoops: 1024 } }, steal: (t) => t >= 2 },
+  {
+    key: "perThread",
+    label: 'private lanes, dispatcher "per-thread"',
+    options: { host: { dispatcher: "per-thread" } },
+    steal: () => false,
+  },
+  {
+    key: "serial",
+    label: 'private lanes, dispatcher "serial-channel"',
+    options: { host: { dispatcher: "serial-channel" } },
+    steal: () => false,
+  },
+  {
+    key: "doorbellOff",
+    label: "default, doorbell: false (polling)",
+    options: { host: { doorbell: false } },
+    steal: (t) => t >= 2,
+  },
+  {
+    key: "narrow",
+    label: "default, stallFreeLoops 32 (narrow)",
+    options: { host: { stallFreeLoops: 32 } },
+    steal: (t) => t >= 2,
+  },
+  {
+    key: "wide",
+    label: "default, stallFreeLoops 1024 (wide)",
+    options: { host: { stallFreeLoops: 1024 } },
+    steal: (t) => t >= 2,
+  },
 ];
 
 /**
@@ -42,7 +77,12 @@ export const SCALING_CONFIGS = [
  */
 export const CPU_POOLS = [
   { key: "steal", label: "knitting-native, stealing (default)", options: {}, steal: () => true },
-  { key: "noSteal", label: "knitting-native, host: { steal: false }", options: { host: { steal: false } }, steal: () => false },
+  {
+    key: "noSteal",
+    label: "knitting-native, host: { steal: false }",
+    options: { host: { steal: false } },
+    steal: () => false,
+  },
   { key: "piscina", label: "piscina", peer: "piscina" },
   { key: "raw", label: "raw postMessage", peer: "raw" },
   { key: "bare", label: "bare workers, no pool (the machine's floor)", peer: "bare" },
@@ -142,15 +182,18 @@ export function checkTopology(row, threads, topology) {
   if (topology === null) return "the pool's topology could not be read";
   const wrong = [];
   if (topology.steal !== row.steal(threads)) {
-    wrong.push(`expected ${row.steal(threads) ? "work stealing" : "private lanes"}, got ` +
-      `${topology.steal ? "work stealing" : "private lanes"} (KNITTING_STEAL=${process.env.KNITTING_STEAL ?? "unset"}, ` +
-      `KNITTING_DISPATCHER=${process.env.KNITTING_DISPATCHER ?? "unset"})`);
+    wrong.push(
+      `expected ${row.steal(threads) ? "work stealing" : "private lanes"}, got ` +
+        `${topology.steal ? "work stealing" : "private lanes"} (KNITTING_STEAL=${process.env.KNITTING_STEAL ?? "unset"}, ` +
+        `KNITTING_DISPATCHER=${process.env.KNITTING_DISPATCHER ?? "unset"})`,
+    );
   }
   const host = row.options.host ?? {};
   if (host.dispatcher !== undefined && topology.dispatcher !== host.dispatcher) {
     wrong.push(`expected dispatcher ${host.dispatcher}, got ${topology.dispatcher}`);
   }
-  if (topology.doorbell !== (host.doorbell ?? true)) wrong.push(`expected doorbell ${host.doorbell ?? true}, got ${topology.doorbell}`);
+  if (topology.doorbell !== (host.doorbell ?? true))
+    wrong.push(`expected doorbell ${host.doorbell ?? true}, got ${topology.doorbell}`);
   if (host.stallFreeLoops !== undefined && topology.stallFreeLoops !== host.stallFreeLoops) {
     wrong.push(`expected stallFreeLoops ${host.stallFreeLoops}, got ${topology.stallFreeLoops}`);
   }

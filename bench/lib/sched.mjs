@@ -91,7 +91,9 @@ async function runJobs(jobs, reps, sc) {
       if (broken.has(job.id)) continue; // failed once: don't retry
       process.stderr.write(`bench: ${job.workload} rep ${rep}/${reps}: ${job.label} x${job.threads}\n`);
       const r = await superviseChild(CHILD, [JSON.stringify(job.job)], `${job.label} x${job.threads}`, sc, (how) => ({
-        status: "error", error: how, mismatches: 0,
+        status: "error",
+        error: how,
+        mismatches: 0,
       }));
       results.get(job.id).push(r);
       if (r.status !== "ok") broken.add(job.id);
@@ -112,8 +114,10 @@ function noteOf(label, h) {
   const notes = [];
   if (h.status !== "ok") notes.push(`${label}: ${h.status === "unavailable" ? "NOT AVAILABLE" : "FAILED"}: ${h.error}`);
   if (h.mismatches > 0) {
-    notes.push(`${label}: ${h.mismatches} WRONG RESULTS; first in ${h.firstMismatch?.workload}: call ` +
-      `${h.firstMismatch?.call}: ${h.firstMismatch?.what}`);
+    notes.push(
+      `${label}: ${h.mismatches} WRONG RESULTS; first in ${h.firstMismatch?.workload}: call ` +
+        `${h.firstMismatch?.call}: ${h.firstMismatch?.what}`,
+    );
   }
   return notes;
 }
@@ -156,7 +160,13 @@ async function randomLoad(cfg, sc, loaded = false) {
   const name = loaded ? "random-load-loaded" : "random-load";
   // Calibrated before the busy loop starts: the durations are the same in both.
   const rc = { ...cfg.random, itersPerUs: calibrateWork() };
-  const plan = randomPlan({ calls: rc.calls, seed: rc.seed, shortUs: rc.shortUs, longUs: rc.longUs, longFraction: rc.longFraction });
+  const plan = randomPlan({
+    calls: rc.calls,
+    seed: rc.seed,
+    shortUs: rc.shortUs,
+    longUs: rc.longUs,
+    longFraction: rc.longFraction,
+  });
   let totalUs = 0;
   for (const us of plan.us) totalUs += us;
   const idealMs = totalUs / 1000 / rc.threads;
@@ -166,7 +176,10 @@ async function randomLoad(cfg, sc, loaded = false) {
       `${rc.window} in flight, ${rc.threads} threads; work() runs ${rc.itersPerUs.toFixed(1)} rounds/µs here\n`,
   );
   const jobs = RANDOM_POOLS.map((row) => ({
-    id: row.key, workload: name, label: row.label, threads: rc.threads,
+    id: row.key,
+    workload: name,
+    label: row.label,
+    threads: rc.threads,
     job: { kind: "random", row: row.key, threads: rc.threads, cfg: rc },
   }));
   const hog = loaded ? startHog() : null;
@@ -183,7 +196,10 @@ async function randomLoad(cfg, sc, loaded = false) {
     const ok = reps.filter((r) => r.random);
     const pick = (f) => median(ok.map((r) => f(r.random)));
     summary[row.key] = {
-      key: row.key, label: row.label, ...health(reps), reps: ok.map((r) => r.random),
+      key: row.key,
+      label: row.label,
+      ...health(reps),
+      reps: ok.map((r) => r.random),
       topology: reps.find((r) => r.topology)?.topology ?? null,
       makespanMs: pick((x) => x.makespanMs),
       p50: pick((x) => x.p50),
@@ -197,48 +213,109 @@ async function randomLoad(cfg, sc, loaded = false) {
   const steal = summary.steal;
   const rr = summary.roundRobin;
   const header = [
-    ["pool", "makespan ms", "x ideal", "p50 µs", "p99 µs", "p99 / stealing's", "work in tasks ms", "pool CPU (cores)", "other load (cores)"],
+    [
+      "pool",
+      "makespan ms",
+      "x ideal",
+      "p50 µs",
+      "p99 µs",
+      "p99 / stealing's",
+      "work in tasks ms",
+      "pool CPU (cores)",
+      "other load (cores)",
+    ],
   ];
   const cores = (v) => (Number.isFinite(v) ? v.toFixed(2) : "-");
-  const rows = [[
-    "(one queue, no overhead)", perfect.makespanMs.toFixed(1), fmtRatio(perfect.makespanMs / idealMs), fmtUs(perfect.p50),
-    fmtUs(perfect.p99), fmtRatio(perfect.p99 / steal.p99), "-", "-", "-",
-  ]];
+  const rows = [
+    [
+      "(one queue, no overhead)",
+      perfect.makespanMs.toFixed(1),
+      fmtRatio(perfect.makespanMs / idealMs),
+      fmtUs(perfect.p50),
+      fmtUs(perfect.p99),
+      fmtRatio(perfect.p99 / steal.p99),
+      "-",
+      "-",
+      "-",
+    ],
+  ];
   const notes = [];
   for (const row of RANDOM_POOLS) {
     const s = summary[row.key];
     notes.push(...noteOf(row.label, s));
     if (!s.reps.length) {
-      rows.push([row.label, s.status === "unavailable" ? "NOT AVAILABLE" : "FAILED", "-", "-", "-", "-", "-", "-", "-"]);
+      rows.push([
+        row.label,
+        s.status === "unavailable" ? "NOT AVAILABLE" : "FAILED",
+        "-",
+        "-",
+        "-",
+        "-",
+        "-",
+        "-",
+        "-",
+      ]);
       continue;
     }
     const label = row.label + (s.mismatches > 0 ? " (WRONG RESULTS)" : s.status !== "ok" ? " (FAILED)" : "");
     rows.push([
-      label, s.makespanMs.toFixed(1), fmtRatio(s.makespanMs / idealMs), fmtUs(s.p50), fmtUs(s.p99),
-      fmtRatio(s.p99 / steal.p99), s.workMs.toFixed(1), cores(s.ownCores), cores(s.foreignCores),
+      label,
+      s.makespanMs.toFixed(1),
+      fmtRatio(s.makespanMs / idealMs),
+      fmtUs(s.p50),
+      fmtUs(s.p99),
+      fmtRatio(s.p99 / steal.p99),
+      s.workMs.toFixed(1),
+      cores(s.ownCores),
+      cores(s.foreignCores),
     ]);
   }
 
   const targets = [];
-  addTarget(targets, `${name} p99: stealing >= 2x better than roundRobin`, rr.p99 / steal.p99, 2, ">=",
-    `${fmtUs(steal.p99)} vs ${fmtUs(rr.p99)} µs`);
-  addTarget(targets, `${name} makespan: stealing <= 1.10 x ideal`, steal.makespanMs / idealMs, 1.1, "<=",
-    `${Number.isFinite(steal.makespanMs) ? steal.makespanMs.toFixed(1) : "-"} vs ${idealMs.toFixed(1)} ms`);
+  addTarget(
+    targets,
+    `${name} p99: stealing >= 2x better than roundRobin`,
+    rr.p99 / steal.p99,
+    2,
+    ">=",
+    `${fmtUs(steal.p99)} vs ${fmtUs(rr.p99)} µs`,
+  );
+  addTarget(
+    targets,
+    `${name} makespan: stealing <= 1.10 x ideal`,
+    steal.makespanMs / idealMs,
+    1.1,
+    "<=",
+    `${Number.isFinite(steal.makespanMs) ? steal.makespanMs.toFixed(1) : "-"} vs ${idealMs.toFixed(1)} ms`,
+  );
 
   const out = [];
-  out.push(`${name}: ${fmtInt(rc.calls)} calls, ${rc.window} in flight (sliding window), ${rc.threads} threads; ` +
-    `durations from seed ${rc.seed}: ${plan.long} calls of ${rc.longUs / 1000} ms, ${rc.calls - plan.long} of ${rc.shortUs} µs, ` +
-    "the same sequence for every pool");
-  if (loaded) out.push("  LOADED: a busy loop in another process (node -e) kept one core occupied for all of this workload's reps");
-  out.push(`  the task runs work(i, rounds): a fixed loop calibrated here at ${rc.itersPerUs.toFixed(1)} rounds/µs ` +
-    "(fastest of 30 runs, i.e. on an undisturbed core); the same body in every pool");
-  out.push(`  ideal makespan = total work / threads = ${(totalUs / 1000).toFixed(1)} ms / ${rc.threads} = ${idealMs.toFixed(1)} ms; ` +
-    "latency = submission to settling of each call; medians of " +
-    `${cfg.reps} rep(s), each pool in a fresh child process per rep (warm-up: ${fmtInt(rc.warmupCalls)} calls, another seed)`);
-  out.push("  (one queue, no overhead) = the schedule of a perfect pool: the workers take the oldest call the moment they are free," +
-    " at no cost per call; with many more calls in flight than threads, most of any pool's latency is this wait in the queue");
-  out.push("  work in tasks = the loop's time measured inside the tasks (more than total work when other threads took the cores);" +
-    " pool CPU = CPU time of the pool's process (host and workers) over the makespan; other load = CPU used by other processes meanwhile");
+  out.push(
+    `${name}: ${fmtInt(rc.calls)} calls, ${rc.window} in flight (sliding window), ${rc.threads} threads; ` +
+      `durations from seed ${rc.seed}: ${plan.long} calls of ${rc.longUs / 1000} ms, ${rc.calls - plan.long} of ${rc.shortUs} µs, ` +
+      "the same sequence for every pool",
+  );
+  if (loaded)
+    out.push(
+      "  LOADED: a busy loop in another process (node -e) kept one core occupied for all of this workload's reps",
+    );
+  out.push(
+    `  the task runs work(i, rounds): a fixed loop calibrated here at ${rc.itersPerUs.toFixed(1)} rounds/µs ` +
+      "(fastest of 30 runs, i.e. on an undisturbed core); the same body in every pool",
+  );
+  out.push(
+    `  ideal makespan = total work / threads = ${(totalUs / 1000).toFixed(1)} ms / ${rc.threads} = ${idealMs.toFixed(1)} ms; ` +
+      "latency = submission to settling of each call; medians of " +
+      `${cfg.reps} rep(s), each pool in a fresh child process per rep (warm-up: ${fmtInt(rc.warmupCalls)} calls, another seed)`,
+  );
+  out.push(
+    "  (one queue, no overhead) = the schedule of a perfect pool: the workers take the oldest call the moment they are free," +
+      " at no cost per call; with many more calls in flight than threads, most of any pool's latency is this wait in the queue",
+  );
+  out.push(
+    "  work in tasks = the loop's time measured inside the tasks (more than total work when other threads took the cores);" +
+      " pool CPU = CPU time of the pool's process (host and workers) over the makespan; other load = CPU used by other processes meanwhile",
+  );
   out.push("");
   out.push(renderTable(header, rows));
   for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
@@ -246,17 +323,33 @@ async function randomLoad(cfg, sc, loaded = false) {
   for (const row of RANDOM_POOLS) {
     const s = summary[row.key];
     if (s.reps.length) {
-      out.push(`  ${row.label}: [${s.reps.map((x) => x.makespanMs.toFixed(1)).join(", ")}] / ` +
-        `[${s.reps.map((x) => fmtUs(x.p99)).join(", ")}]`);
+      out.push(
+        `  ${row.label}: [${s.reps.map((x) => x.makespanMs.toFixed(1)).join(", ")}] / ` +
+          `[${s.reps.map((x) => fmtUs(x.p99)).join(", ")}]`,
+      );
     }
   }
   out.push("");
-  out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? `targets (${name}, knitting-native stealing):` : l)));
+  out.push(
+    ...formatTargets(targets, steal).map((l, i) => (i === 0 ? `targets (${name}, knitting-native stealing):` : l)),
+  );
   return {
     lines: out,
-    json: { config: rc, idealMs, totalWorkMs: totalUs / 1000, longCalls: plan.long, oneQueue: perfect, results: summary, targets },
-    failed: Object.values(summary).filter((s) => s.status === "error").map((s) => s.label),
-    wrong: Object.values(summary).filter((s) => s.mismatches > 0).map((s) => `${s.label} (${s.mismatches} mismatches)`),
+    json: {
+      config: rc,
+      idealMs,
+      totalWorkMs: totalUs / 1000,
+      longCalls: plan.long,
+      oneQueue: perfect,
+      results: summary,
+      targets,
+    },
+    failed: Object.values(summary)
+      .filter((s) => s.status === "error")
+      .map((s) => s.label),
+    wrong: Object.values(summary)
+      .filter((s) => s.mismatches > 0)
+      .map((s) => `${s.label} (${s.mismatches} mismatches)`),
   };
 }
 
@@ -268,7 +361,10 @@ async function dispatcherScaling(cfg, sc) {
   for (const threads of dc.threads) {
     for (const row of SCALING_CONFIGS) {
       jobs.push({
-        id: `${row.key}/${threads}`, workload: "dispatcher-scaling", label: row.label, threads,
+        id: `${row.key}/${threads}`,
+        workload: "dispatcher-scaling",
+        label: row.label,
+        threads,
         job: { kind: "scaling", row: row.key, threads, cfg: dc },
       });
     }
@@ -283,7 +379,9 @@ async function dispatcherScaling(cfg, sc) {
     notes.push(...noteOf(`${job.label} x${job.threads}`, h));
     const ok = reps.filter((r) => r.tiny);
     cell[job.id] = {
-      ...h, callsPerSec: median(ok.map((r) => r.tiny.callsPerSec)), perRep: ok.map((r) => r.tiny.callsPerSec),
+      ...h,
+      callsPerSec: median(ok.map((r) => r.tiny.callsPerSec)),
+      perRep: ok.map((r) => r.tiny.callsPerSec),
       foreignCores: median(ok.map((r) => r.noise?.foreignCores)),
     };
   }
@@ -295,7 +393,11 @@ async function dispatcherScaling(cfg, sc) {
   ];
   const rows = SCALING_CONFIGS.map((row) => {
     const vals = dc.threads.map((t) => cell[`${row.key}/${t}`]);
-    const mark = vals.some((c) => c.mismatches > 0) ? " (WRONG RESULTS)" : vals.some((c) => c.status !== "ok") ? " (FAILED)" : "";
+    const mark = vals.some((c) => c.mismatches > 0)
+      ? " (WRONG RESULTS)"
+      : vals.some((c) => c.status !== "ok")
+        ? " (FAILED)"
+        : "";
     return [
       row.label + mark,
       ...vals.map((c) => fmtInt(c.callsPerSec)),
@@ -304,13 +406,17 @@ async function dispatcherScaling(cfg, sc) {
   });
 
   const out = [];
-  out.push(`dispatcher-scaling: ${fmtInt(dc.calls)} x add([i, 1]), ${fmtInt(dc.window)} in flight, for ` +
-    `${dc.threads.join(", ")} threads; medians of ${cfg.reps} rep(s), each cell in a fresh child process per rep ` +
-    `(warm-up: ${fmtInt(dc.warmupCalls)} calls)`);
+  out.push(
+    `dispatcher-scaling: ${fmtInt(dc.calls)} x add([i, 1]), ${fmtInt(dc.window)} in flight, for ` +
+      `${dc.threads.join(", ")} threads; medians of ${cfg.reps} rep(s), each cell in a fresh child process per rep ` +
+      `(warm-up: ${fmtInt(dc.warmupCalls)} calls)`,
+  );
   out.push("  stallFreeLoops: idle drain passes before the host sleeps on the doorbell (default: adaptive, 2 to 32)");
   if (dc.threads.includes(1)) {
-    out.push("  with 1 thread the default is private lanes with the per-thread dispatcher: the first two rows then run" +
-      " the same pool, and their difference is noise");
+    out.push(
+      "  with 1 thread the default is private lanes with the per-thread dispatcher: the first two rows then run" +
+        " the same pool, and their difference is noise",
+    );
   }
   out.push("");
   out.push(renderTable(header, rows));
@@ -321,12 +427,15 @@ async function dispatcherScaling(cfg, sc) {
     out.push(`  ${row.label}: ${per.join("; ")}`);
   }
   const load = median(Object.values(cell).map((c) => c.foreignCores));
-  if (Number.isFinite(load)) out.push(`  (other processes used ${load.toFixed(2)} cores meanwhile, median over the cells)`);
+  if (Number.isFinite(load))
+    out.push(`  (other processes used ${load.toFixed(2)} cores meanwhile, median over the cells)`);
   return {
     lines: out,
     json: { config: dc, results: cell },
     failed: jobs.filter((j) => cell[j.id].status === "error").map((j) => `${j.label} x${j.threads}`),
-    wrong: jobs.filter((j) => cell[j.id].mismatches > 0).map((j) => `${j.label} x${j.threads} (${cell[j.id].mismatches} mismatches)`),
+    wrong: jobs
+      .filter((j) => cell[j.id].mismatches > 0)
+      .map((j) => `${j.label} x${j.threads} (${cell[j.id].mismatches} mismatches)`),
   };
 }
 
@@ -341,10 +450,15 @@ async function cpuBoundLoad(cfg, sc) {
   cc.warmupCalls ??= cc.calls;
   const workMs = (cc.calls * cc.callUs) / 1000;
   const idealMs = workMs / cc.threads;
-  process.stderr.write(`bench: cpu-bound: ${cc.reps} x ${fmtInt(cc.calls)} calls of ${cc.callUs / 1000} ms, ` +
-    `${cc.threads} threads, one process per pool; work() runs ${itersPerUs.toFixed(1)} rounds/µs here\n`);
+  process.stderr.write(
+    `bench: cpu-bound: ${cc.reps} x ${fmtInt(cc.calls)} calls of ${cc.callUs / 1000} ms, ` +
+      `${cc.threads} threads, one process per pool; work() runs ${itersPerUs.toFixed(1)} rounds/µs here\n`,
+  );
   const jobs = CPU_POOLS.map((row) => ({
-    id: row.key, workload: "cpu-bound", label: row.label, threads: cc.threads,
+    id: row.key,
+    workload: "cpu-bound",
+    label: row.label,
+    threads: cc.threads,
     job: { kind: "cpu", row: row.key, threads: cc.threads, cfg: cc },
   }));
   const runs = await runJobs(jobs, 1, sc);
@@ -358,8 +472,14 @@ async function cpuBoundLoad(cfg, sc) {
     const over = reps.map((x) => (x.wallMs - idealMs) / idealMs);
     const worst = reps.length ? over.indexOf(max(over)) : -1;
     const s = {
-      key: row.key, label: row.label, ...health([r]), reps, overhead: over,
-      overheadMedian: median(over), overheadWorst: over[worst] ?? NaN, worstRep: worst + 1,
+      key: row.key,
+      label: row.label,
+      ...health([r]),
+      reps,
+      overhead: over,
+      overheadMedian: median(over),
+      overheadWorst: over[worst] ?? NaN,
+      worstRep: worst + 1,
       wallWorstMs: reps[worst]?.wallMs ?? NaN,
     };
     summary[row.key] = s;
@@ -371,42 +491,79 @@ async function cpuBoundLoad(cfg, sc) {
     const pick = (f) => median(reps.map(f).filter(Number.isFinite));
     const label = row.label + (s.mismatches > 0 ? " (WRONG RESULTS)" : s.status !== "ok" ? " (FAILED)" : "");
     rows.push([
-      label, ms(pick((x) => x.wallMs)), pct(s.overheadMedian), `${pct(s.overheadWorst)} (rep ${s.worstRep})`,
-      ms(pick((x) => x.workMs)), ms(pick((x) => x.hostMs)),
+      label,
+      ms(pick((x) => x.wallMs)),
+      pct(s.overheadMedian),
+      `${pct(s.overheadWorst)} (rep ${s.worstRep})`,
+      ms(pick((x) => x.workMs)),
+      ms(pick((x) => x.hostMs)),
       `${ms(pick((x) => x.threadsMs))} / ${ms(max(reps.map((x) => x.threadsMs ?? NaN)))}`,
       Number.isFinite(pick((x) => x.foreignCores)) ? pick((x) => x.foreignCores).toFixed(2) : "-",
     ]);
   }
-  const header = [[
-    "pool", "wall ms", "overhead median", "overhead worst", "work in tasks ms", "host CPU ms",
-    "other threads CPU ms (median / worst)", "other load (cores)",
-  ]];
+  const header = [
+    [
+      "pool",
+      "wall ms",
+      "overhead median",
+      "overhead worst",
+      "work in tasks ms",
+      "host CPU ms",
+      "other threads CPU ms (median / worst)",
+      "other load (cores)",
+    ],
+  ];
 
   const steal = summary.steal;
   const pisc = summary.piscina;
   const targets = [];
-  addTarget(targets, "cpu-bound: stealing, worst rep <= 15% over ideal", steal.overheadWorst, 0.15, "<=",
-    `${ms(steal.wallWorstMs)} vs ${ms(idealMs)} ms`, pct);
-  addTarget(targets, "cpu-bound: stealing's worst rep <= piscina's", steal.wallWorstMs / pisc.wallWorstMs, 1, "<=",
-    `${ms(steal.wallWorstMs)} vs ${ms(pisc.wallWorstMs)} ms`);
+  addTarget(
+    targets,
+    "cpu-bound: stealing, worst rep <= 15% over ideal",
+    steal.overheadWorst,
+    0.15,
+    "<=",
+    `${ms(steal.wallWorstMs)} vs ${ms(idealMs)} ms`,
+    pct,
+  );
+  addTarget(
+    targets,
+    "cpu-bound: stealing's worst rep <= piscina's",
+    steal.wallWorstMs / pisc.wallWorstMs,
+    1,
+    "<=",
+    `${ms(steal.wallWorstMs)} vs ${ms(pisc.wallWorstMs)} ms`,
+  );
   // What the pool itself costs: its median burst over the floor's (two bare
   // workers running the same calls with no pool), measured in the same run.
   const floor = summary.bare;
   if (floor && floor.reps.length) {
     const med = (s2) => median(s2.reps.map((x) => x.wallMs));
-    addTarget(targets, "cpu-bound: stealing's median burst <= 1.10 x the bare workers' (the pool's own cost)",
-      med(steal) / med(floor), 1.1, "<=", `${ms(med(steal))} vs ${ms(med(floor))} ms`);
+    addTarget(
+      targets,
+      "cpu-bound: stealing's median burst <= 1.10 x the bare workers' (the pool's own cost)",
+      med(steal) / med(floor),
+      1.1,
+      "<=",
+      `${ms(med(steal))} vs ${ms(med(floor))} ms`,
+    );
   }
 
   const out = [];
-  out.push(`cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), each burst submitted at once ` +
-    `and awaited, ${cc.threads} threads; all bursts of a pool in one process (after ${cc.warmupCalls} warm-up calls)`);
-  out.push(`  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ${itersPerUs.toFixed(1)} ` +
-    `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ${ms(idealMs)} ms per burst; ` +
-    "overhead = (wall - ideal) / ideal");
-  out.push(`  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no other thread took the cores); ` +
-    "host CPU = the main thread's CPU time during the burst; other threads = every other thread of the pool's process" +
-    ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when they spin (/proc/self/task/*/stat, 10 ms ticks)`);
+  out.push(
+    `cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), each burst submitted at once ` +
+      `and awaited, ${cc.threads} threads; all bursts of a pool in one process (after ${cc.warmupCalls} warm-up calls)`,
+  );
+  out.push(
+    `  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ${itersPerUs.toFixed(1)} ` +
+      `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ${ms(idealMs)} ms per burst; ` +
+      "overhead = (wall - ideal) / ideal",
+  );
+  out.push(
+    `  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no other thread took the cores); ` +
+      "host CPU = the main thread's CPU time during the burst; other threads = every other thread of the pool's process" +
+      ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when they spin (/proc/self/task/*/stat, 10 ms ticks)`,
+  );
   out.push("");
   out.push(renderTable(header, rows));
   for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
@@ -418,16 +575,24 @@ async function cpuBoundLoad(cfg, sc) {
     const s = summary[row.key];
     if (!s.reps.length) continue;
     const list = (f) => `[${s.reps.map(f).join(", ")}]`;
-    out.push(`  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
-      `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ${list((x) => cores(x.foreignCores ?? NaN))}`);
+    out.push(
+      `  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
+        `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ${list((x) => cores(x.foreignCores ?? NaN))}`,
+    );
   }
   out.push("");
-  out.push(...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (cpu-bound, knitting-native stealing):" : l)));
+  out.push(
+    ...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (cpu-bound, knitting-native stealing):" : l)),
+  );
   return {
     lines: out,
     json: { config: cc, idealMs, results: summary, targets },
-    failed: Object.values(summary).filter((s) => s.status === "error").map((s) => s.label),
-    wrong: Object.values(summary).filter((s) => s.mismatches > 0).map((s) => `${s.label} (${s.mismatches} mismatches)`),
+    failed: Object.values(summary)
+      .filter((s) => s.status === "error")
+      .map((s) => s.label),
+    wrong: Object.values(summary)
+      .filter((s) => s.mismatches > 0)
+      .map((s) => `${s.label} (${s.mismatches} mismatches)`),
   };
 }
 

@@ -2,7 +2,9 @@
 
 /** Median of a list of numbers (mean of the two middle values for even length). */
 export function median(values) {
-  const xs = Array.from(values).filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  const xs = Array.from(values)
+    .filter((v) => Number.isFinite(v))
+    .sort((a, b) => a - b);
   if (xs.length === 0) return NaN;
   const mid = xs.length >> 1;
   return xs.length % 2 ? xs[mid] : (xs[mid - 1] + xs[mid]) / 2;
@@ -82,7 +84,8 @@ export function renderTable(headerRows, rows, align) {
   const ncol = Math.max(...[...hdr, ...body].map((r) => r.reduce((n, c) => n + c.span, 0)));
   const al = align ?? Array.from({ length: ncol }, (_, i) => (i === 0 ? "l" : "r"));
   const width = new Array(ncol).fill(0);
-  for (const r of [...hdr, ...body]) for (const c of r) if (c.span === 1) width[c.col] = Math.max(width[c.col], c.text.length);
+  for (const r of [...hdr, ...body])
+    for (const c of r) if (c.span === 1) width[c.col] = Math.max(width[c.col], c.text.length);
   const spanWidth = (c) => width.slice(c.col, c.col + c.span).reduce((a, b) => a + b, 0) + 3 * (c.span - 1);
   for (const r of hdr) {
     for (const c of r) {
@@ -103,6 +106,9 @@ export function renderTable(headerRows, rows, align) {
       })
       .join(" | ") +
     " |";
-  const sep = "|" + width.map((w, c) => (al[c] === "l" ? ":" : "-") + "-".repeat(w) + (al[c] === "r" ? ":" : "-")).join("|") + "|";
+  const sep =
+    "|" +
+    width.map((w, c) => (al[c] === "l" ? ":" : "-") + "-".repeat(w) + (al[c] === "r" ? ":" : "-")).join("|") +
+    "|";
   return [...hdr.map(line), sep, ...body.map(line)].join("\n");
 }

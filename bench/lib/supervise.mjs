@@ -57,7 +57,9 @@ export function superviseChild(script, args, label, cfg, failed) {
     child.on("exit", (code, signal) => {
       clearInterval(watchdog);
       if (result) return resolve(result);
-      resolve(failed(killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during ${where()}`));
+      resolve(
+        failed(killedFor ?? `process ${signal ? `killed by ${signal}` : `exited with code ${code}`} during ${where()}`),
+      );
     });
   });
 }

@@ -5,8 +5,7 @@
 
 const FONT = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif";
 
-const esc = (s) =>
-  String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** Rough width of `text` at `size` px in a sans-serif font (for layout only). */
 const textWidth = (text, size) => String(text).length * size * 0.62;
@@ -107,8 +106,10 @@ export function renderChart(spec) {
   for (const [g, values] of groups) scales.set(g, makeScale(values));
 
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
-    `font-family="${FONT}" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ` +
+      `font-family="${FONT}" font-size="12">`,
+  );
   out.push(`<title>${esc(spec.title)}</title>`); // the chart's text alternative
   out.push(`<rect x="0" y="0" width="${W}" height="${H}" fill="#ffffff"/>`);
   out.push(`<text x="${margin}" y="30" font-size="19" font-weight="bold" fill="#222">${esc(spec.title)}</text>`);
@@ -131,7 +132,9 @@ export function renderChart(spec) {
     const barW = panelW - labelW - valueW;
     const scale = scales.get(panel.scaleGroup ?? panel) ?? makeScale(pools.map((p) => panel.values[p.key]));
     out.push(`<g>`);
-    out.push(`<rect x="${x0 - 8}" y="${y0}" width="${panelW + 16}" height="${panelH - 10}" rx="6" fill="#f7f7f9" stroke="#e1e1e6"/>`);
+    out.push(
+      `<rect x="${x0 - 8}" y="${y0}" width="${panelW + 16}" height="${panelH - 10}" rx="6" fill="#f7f7f9" stroke="#e1e1e6"/>`,
+    );
     out.push(`<text x="${x0}" y="${y0 + 18}" font-size="13" font-weight="bold" fill="#222">${esc(panel.title)}</text>`);
     const sub = [panel.note, scale.log ? "log scale" : null].filter(Boolean).join(" · ");
     if (sub) out.push(`<text x="${x0}" y="${y0 + 31}" font-size="10.5" fill="#666">${esc(sub)}</text>`);
@@ -141,37 +144,51 @@ export function renderChart(spec) {
     let lastLabelX = -Infinity;
     scale.ticks.forEach((t, k) => {
       const gx = barX + scale.map(t) * barW;
-      out.push(`<line x1="${gx.toFixed(1)}" y1="${plotTop - 3}" x2="${gx.toFixed(1)}" y2="${plotBottom + 3}" stroke="#d5d5dc" stroke-width="1"/>`);
+      out.push(
+        `<line x1="${gx.toFixed(1)}" y1="${plotTop - 3}" x2="${gx.toFixed(1)}" y2="${plotBottom + 3}" stroke="#d5d5dc" stroke-width="1"/>`,
+      );
       // a label too close to its neighbour is left out (the grid line stays);
       // the first tick gives way to the second
       const next = scale.ticks[k + 1];
       if (k === 0 && next !== undefined && barX + scale.map(next) * barW - gx < 30) return;
       if (gx - lastLabelX < 30) return;
       lastLabelX = gx;
-      out.push(`<text x="${gx.toFixed(1)}" y="${plotBottom + 16}" font-size="10" fill="#666" text-anchor="middle">${esc(fmtTick(t))}</text>`);
+      out.push(
+        `<text x="${gx.toFixed(1)}" y="${plotBottom + 16}" font-size="10" fill="#666" text-anchor="middle">${esc(fmtTick(t))}</text>`,
+      );
     });
-    out.push(`<line x1="${barX}" y1="${plotTop - 3}" x2="${barX}" y2="${plotBottom + 3}" stroke="#999" stroke-width="1"/>`);
+    out.push(
+      `<line x1="${barX}" y1="${plotTop - 3}" x2="${barX}" y2="${plotBottom + 3}" stroke="#999" stroke-width="1"/>`,
+    );
     pools.forEach((p, i) => {
       const by = plotTop + i * (barH + barGap);
       const v = panel.values[p.key];
-      out.push(`<text x="${barX - 8}" y="${by + barH / 2 + 4}" text-anchor="end" fill="#222"${p.bold ? ' font-weight="bold"' : ""}>${esc(p.label)}</text>`);
+      out.push(
+        `<text x="${barX - 8}" y="${by + barH / 2 + 4}" text-anchor="end" fill="#222"${p.bold ? ' font-weight="bold"' : ""}>${esc(p.label)}</text>`,
+      );
       if (!Number.isFinite(v)) {
         const why = panel.missing?.[p.key] ?? "n/a";
         out.push(`<text x="${barX + 6}" y="${by + barH / 2 + 4}" fill="#a33" font-style="italic">${esc(why)}</text>`);
         return;
       }
       const w = Math.max(1.5, scale.map(v) * barW);
-      out.push(`<rect x="${barX}" y="${by}" width="${w.toFixed(1)}" height="${barH}" rx="2" fill="${p.color}">` +
-        `<title>${esc(`${p.label}: ${panel.fmt(v)}`)}</title></rect>`);
+      out.push(
+        `<rect x="${barX}" y="${by}" width="${w.toFixed(1)}" height="${barH}" rx="2" fill="${p.color}">` +
+          `<title>${esc(`${p.label}: ${panel.fmt(v)}`)}</title></rect>`,
+      );
       // The label goes right of the bar, or inside its end when it would run
       // out of the panel there.
       const text = panel.fmt(v);
       const tw = textWidth(text, 12) * (p.bold ? 1.08 : 1);
       const bold = p.bold ? ' font-weight="bold"' : "";
       if (barX + w + 5 + tw > x0 + panelW + 2 && w > tw + 10) {
-        out.push(`<text x="${(barX + w - 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#fff" text-anchor="end"${bold}>${esc(text)}</text>`);
+        out.push(
+          `<text x="${(barX + w - 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#fff" text-anchor="end"${bold}>${esc(text)}</text>`,
+        );
       } else {
-        out.push(`<text x="${(barX + w + 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#222"${bold}>${esc(text)}</text>`);
+        out.push(
+          `<text x="${(barX + w + 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#222"${bold}>${esc(text)}</text>`,
+        );
       }
     });
     out.push(`</g>`);

@@ -9,19 +9,41 @@ import { fmtInt, fmtUs, fmtRatio } from "./stats.mjs";
 export function computeTargets(ours, raw, pisc) {
   const targets = [];
   const oursOk = ours && (ours.tiny?.length || ours.seq?.length);
-  addTarget(targets, "tiny-call throughput >= 50x piscina", oursOk && pisc ? ours.callsPerSec / pisc.callsPerSec : NaN, 50, ">=",
-    oursOk && pisc ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(pisc.callsPerSec)} calls/s` : "");
-  addTarget(targets, "tiny-call throughput >= 8x raw postMessage", oursOk && raw ? ours.callsPerSec / raw.callsPerSec : NaN, 8, ">=",
-    oursOk && raw ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(raw.callsPerSec)} calls/s` : "");
-  addTarget(targets, "sequential p50 <= 0.5 x raw postMessage p50", oursOk && raw ? ours.p50 / raw.p50 : NaN, 0.5, "<=",
-    oursOk && raw ? `${fmtUs(ours.p50)} vs ${fmtUs(raw.p50)} µs` : "");
+  addTarget(
+    targets,
+    "tiny-call throughput >= 50x piscina",
+    oursOk && pisc ? ours.callsPerSec / pisc.callsPerSec : NaN,
+    50,
+    ">=",
+    oursOk && pisc ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(pisc.callsPerSec)} calls/s` : "",
+  );
+  addTarget(
+    targets,
+    "tiny-call throughput >= 8x raw postMessage",
+    oursOk && raw ? ours.callsPerSec / raw.callsPerSec : NaN,
+    8,
+    ">=",
+    oursOk && raw ? `${fmtInt(ours.callsPerSec)} vs ${fmtInt(raw.callsPerSec)} calls/s` : "",
+  );
+  addTarget(
+    targets,
+    "sequential p50 <= 0.5 x raw postMessage p50",
+    oursOk && raw ? ours.p50 / raw.p50 : NaN,
+    0.5,
+    "<=",
+    oursOk && raw ? `${fmtUs(ours.p50)} vs ${fmtUs(raw.p50)} µs` : "",
+  );
   return targets;
 }
 
 /** cmp: ">=", "<=" or "<"; fmt formats the value (default: as a ratio). */
 export function addTarget(targets, name, value, limit, cmp, detail, fmt) {
   const ok = Number.isFinite(value)
-    ? (cmp === ">=" ? value >= limit : cmp === "<" ? value < limit : value <= limit)
+    ? cmp === ">="
+      ? value >= limit
+      : cmp === "<"
+        ? value < limit
+        : value <= limit
     : null;
   targets.push({ name, value, limit, cmp, met: ok, detail, ...(fmt ? { fmt } : {}) });
 }
@@ -31,10 +53,18 @@ export function formatTargets(targets, ours) {
   const out = ["targets (knitting-native):"];
   const tw = Math.max(...targets.map((t) => t.name.length));
   for (const t of targets) {
-    const verdict = t.met === null ? "n/a (not measured)"
-      : ours.mismatches > 0 ? "INVALID (wrong results)"
-      : ours.status !== "ok" ? (t.met ? "MET (but the pool failed later)" : "NOT MET (and the pool failed)")
-      : t.met ? "MET" : "NOT MET";
+    const verdict =
+      t.met === null
+        ? "n/a (not measured)"
+        : ours.mismatches > 0
+          ? "INVALID (wrong results)"
+          : ours.status !== "ok"
+            ? t.met
+              ? "MET (but the pool failed later)"
+              : "NOT MET (and the pool failed)"
+            : t.met
+              ? "MET"
+              : "NOT MET";
     const val = Number.isFinite(t.value) ? `${(t.fmt ?? fmtRatio)(t.value)}`.padStart(7) : "      -";
     out.push(`  ${t.name.padEnd(tw)}  ${val}  ${verdict.padEnd(7)}${t.detail ? `  (${t.detail})` : ""}`);
   }

@@ -303,7 +303,12 @@ export function foreignLoad() {
       const tick = 100; // USER_HZ
       const machine = (s1.busy - s0.busy) / tick / wallS;
       const own = (c.user + c.system) / 1e6 / wallS;
-      return { foreignCores: Math.max(0, machine - own), machineCores: machine, ownCores: own, stealCores: (s1.steal - s0.steal) / tick / wallS };
+      return {
+        foreignCores: Math.max(0, machine - own),
+        machineCores: machine,
+        ownCores: own,
+        stealCores: (s1.steal - s0.steal) / tick / wallS,
+      };
     },
   };
 }

@@ -20,19 +20,22 @@ parentPort.postMessage("ready");
 export async function createBareWorkers(threads) {
   const url = new URL(`data:text/javascript,${encodeURIComponent(SOURCE)}`);
   const workers = Array.from({ length: threads }, () => new Worker(url));
-  const once = (w) => new Promise((resolve, reject) => {
-    w.once("message", resolve);
-    w.once("error", reject);
-  });
+  const once = (w) =>
+    new Promise((resolve, reject) => {
+      w.once("message", resolve);
+      w.once("error", reject);
+    });
   await Promise.all(workers.map(once));
   return {
     /** `calls` work(i, iters) calls split evenly; resolves with the µs measured inside the calls. */
     async burst(calls, iters) {
-      const parts = await Promise.all(workers.map((w, k) => {
-        const answer = once(w);
-        w.postMessage({ from: k, to: calls, step: threads, iters });
-        return answer;
-      }));
+      const parts = await Promise.all(
+        workers.map((w, k) => {
+          const answer = once(w);
+          w.postMessage({ from: k, to: calls, step: threads, iters });
+          return answer;
+        }),
+      );
       return parts.reduce((a, b) => a + b, 0);
     },
     close: () => Promise.all(workers.map((w) => w.terminate())),

@@ -37,10 +37,13 @@ export class ForkSendPool {
       this.children.push(c);
     }
     this.ready = Promise.all(
-      this.children.map((c) => new Promise((res, rej) => {
-        c.once("spawn", res);
-        c.once("error", rej);
-      })),
+      this.children.map(
+        (c) =>
+          new Promise((res, rej) => {
+            c.once("spawn", res);
+            c.once("error", rej);
+          }),
+      ),
     );
   }
 
@@ -65,11 +68,16 @@ export class ForkSendPool {
   /** Closes the IPC channels (the children then exit) and waits for the exits. */
   async shutdown() {
     this.closed = true;
-    await Promise.all(this.children.map((c) => new Promise((res) => {
-      if (c.exitCode !== null || c.signalCode !== null) return res();
-      c.once("exit", res);
-      c.disconnect();
-    })));
+    await Promise.all(
+      this.children.map(
+        (c) =>
+          new Promise((res) => {
+            if (c.exitCode !== null || c.signalCode !== null) return res();
+            c.once("exit", res);
+            c.disconnect();
+          }),
+      ),
+    );
     this.#failAll(new Error("pool is shut down"));
   }
 }

@@ -7,6 +7,13 @@ import { parentPort } from "node:worker_threads";
 import { busy, work } from "../lib/busy.mjs";
 
 parentPort.on("message", (m) => {
-  const r = m.a !== undefined ? m.a + m.b : m.ms !== undefined ? busy(m.i, m.ms) : m.iters !== undefined ? work(m.i, m.iters) : m.v;
+  const r =
+    m.a !== undefined
+      ? m.a + m.b
+      : m.ms !== undefined
+        ? busy(m.i, m.ms)
+        : m.iters !== undefined
+          ? work(m.i, m.iters)
+          : m.v;
   parentPort.postMessage({ id: m.id, r });
 });

@@ -36,10 +36,13 @@ export class RawPostMessagePool {
       this.workers.push(w);
     }
     this.ready = Promise.all(
-      this.workers.map((w) => new Promise((res, rej) => {
-        w.once("online", res);
-        w.once("error", rej);
-      })),
+      this.workers.map(
+        (w) =>
+          new Promise((res, rej) => {
+            w.once("online", res);
+            w.once("error", rej);
+          }),
+      ),
     );
   }
 

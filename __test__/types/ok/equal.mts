@@ -1,8 +1,7 @@
 // Type-level assertion helpers shared by the examples.
 
 /** `true` when X and Y are the same type (not merely mutually assignable). */
-export type Equal<X, Y> =
-  (<G>() => G extends X ? 1 : 2) extends (<G>() => G extends Y ? 1 : 2) ? true : false;
+export type Equal<X, Y> = (<G>() => G extends X ? 1 : 2) extends <G>() => G extends Y ? 1 : 2 ? true : false;
 
 /** Compiles only when given `true`. */
 export type Assert<T extends true> = T;

@@ -46,7 +46,12 @@ type _abortFlag = Assert<Equal<typeof t.abortFlag, Task<void, boolean, true>>>;
 type _abortIgnores = Assert<Equal<typeof t.abortIgnoresSignal, Task<number, number, true>>>;
 type _abortMaybe = Assert<Equal<typeof t.abortMaybe, Task<number, number | undefined, true>>>;
 type _abortDefault = Assert<Equal<typeof t.abortDefault, Task<number, number, true>>>;
-type _abortableOf = Assert<Equal<[AbortableOf<typeof t.watchAbort>, AbortableOf<typeof t.slowMaybe>, AbortableOf<(n: number) => number>], [true, false, false]>>;
+type _abortableOf = Assert<
+  Equal<
+    [AbortableOf<typeof t.watchAbort>, AbortableOf<typeof t.slowMaybe>, AbortableOf<(n: number) => number>],
+    [true, false, false]
+  >
+>;
 
 // f of an abort-aware task gets the toolkit as its second parameter, exactly.
 task({
@@ -86,7 +91,9 @@ type _plainCall = Assert<Equal<ReturnType<typeof pool.call.slowDefault>, Promise
 type _maybeCall = Assert<Equal<ReturnType<typeof pool.call.slowMaybe>, Promise<number | undefined>>>;
 type _maybeAwaited = Assert<Equal<Awaited<ReturnType<typeof pool.call.slowMaybe>>, number | undefined>>;
 type _importCall = Assert<Equal<ReturnType<typeof pool.call.describeNumber>, Promise<string>>>;
-type _importArg = Assert<Equal<Parameters<typeof pool.call.describeNumber>, [arg: number | Promise<number>, options?: CallOptions]>>;
+type _importArg = Assert<
+  Equal<Parameters<typeof pool.call.describeNumber>, [arg: number | Promise<number>, options?: CallOptions]>
+>;
 type _addCall = Assert<Equal<ReturnType<typeof pool.call.add>, Promise<number>>>;
 type _noReject = Assert<Equal<"reject" extends keyof ReturnType<typeof pool.call.slowNumber> ? true : false, false>>;
 
@@ -103,7 +110,9 @@ flag.reject("no reason needed");
 const flagValue: boolean = await flag;
 type _abortMaybeCall = Assert<Equal<ReturnType<typeof pool.call.abortMaybe>, AbortablePromise<number | undefined>>>;
 type _importedAbortCall = Assert<Equal<ReturnType<typeof pool.call.importedAbort>, AbortablePromise<string>>>;
-type _importedAbortMaybeCall = Assert<Equal<ReturnType<typeof pool.call.importedAbortMaybe>, AbortablePromise<boolean | undefined>>>;
+type _importedAbortMaybeCall = Assert<
+  Equal<ReturnType<typeof pool.call.importedAbortMaybe>, AbortablePromise<boolean | undefined>>
+>;
 
 // ---- CallOptions: { signal?: AbortSignal } on every caller, plain or abort-aware.
 type _callOptions = Assert<Equal<CallOptions, { signal?: AbortSignal }>>;
@@ -117,7 +126,12 @@ await pool.call.slowMaybe(Promise.resolve(1), options);
 await pool.call.slowMaybe(1, { signal: undefined });
 type _callerType = Assert<Equal<typeof pool.call.add, TaskCaller<[number, number], number>>>;
 type _abortCallerType = Assert<Equal<typeof pool.call.watchAbort, TaskCaller<number, Watched, true>>>;
-type _callPromise = Assert<Equal<[CallPromise<number>, CallPromise<number, false>, CallPromise<number, true>], [Promise<number>, Promise<number>, AbortablePromise<number>]>>;
+type _callPromise = Assert<
+  Equal<
+    [CallPromise<number>, CallPromise<number, false>, CallPromise<number, true>],
+    [Promise<number>, Promise<number>, AbortablePromise<number>]
+  >
+>;
 
 // ---- Lifecycle members.
 type _ready = Assert<Equal<typeof pool.ready, Promise<void>>>;
@@ -206,7 +220,14 @@ createPool({ worker: { resolveAfterFinishingAll: false } })({ add });
 createPool({ worker: { bootstrap: { href: "./bootstrap.mjs" } } })({ add });
 createPool({ worker: { bootstrap: { href: "file:///srv/boot.mjs", name: "setup" } } })({ add });
 createPool({ worker: { bootstrap: { href: "./bootstrap.mjs", data: 42 } } })({ add });
-createPool({ threads: 1, worker: { bootstrap: { href: "./b.mjs", name: "setup", data: null }, hardTimeoutMs: 1, resolveAfterFinishingAll: true } })({ add });
+createPool({
+  threads: 1,
+  worker: {
+    bootstrap: { href: "./b.mjs", name: "setup", data: null },
+    hardTimeoutMs: 1,
+    resolveAfterFinishingAll: true,
+  },
+})({ add });
 add.createPool(all);
 createPool({ worker: { runtime: "process" } })({ add });
 createPool({
@@ -222,7 +243,11 @@ createPool({
   },
 })({ add });
 createPool({ worker: { runtime: "thread", processSharedMemory: "inherit" } })({ add });
-createPool({ payload: { mode: "fixed", payloadMaxByteLength: 1 << 20 }, worker: { timers: { spinMicroseconds: 20, parkMs: 5 } }, debug: { lifecycle: true, imports: true } })({ add });
+createPool({
+  payload: { mode: "fixed", payloadMaxByteLength: 1 << 20 },
+  worker: { timers: { spinMicroseconds: 20, parkMs: 5 } },
+  debug: { lifecycle: true, imports: true },
+})({ add });
 type _workerKeys = Assert<
   Equal<
     keyof WorkerOptions,
@@ -265,16 +290,38 @@ type _poolKeys = Assert<
 type _bootstrap = Assert<Equal<BootstrapOptions, { href: string; name?: string; data?: unknown }>>;
 
 // Timeouts as values.
-const timeouts: TaskTimeout<number>[] = [50, { time: 50 }, { time: 50, default: 0 }, { time: 50, maybe: true }, { time: 50, error: new Error("late") }];
+const timeouts: TaskTimeout<number>[] = [
+  50,
+  { time: 50 },
+  { time: 50, default: 0 },
+  { time: 50, maybe: true },
+  { time: 50, error: new Error("late") },
+];
 
 // ---- Errors.
-type _codes = Assert<Equal<
-  KnittingErrorCode,
-  | "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3"
-  | "KNT_POOL_SHUTDOWN" | "KNT_WORKER_EXIT" | "KNT_TASK_TIMEOUT" | "KNT_HARD_TIMEOUT" | "KNT_QUEUE_FULL" | "KNT_ABORT_SIGNALS_EXHAUSTED"
-  | "KNT_REGION_CORRUPT" | "KNT_PROCESS_EXIT_REFUSED"
-  | "KNT_INVALID_OPTION" | "KNT_INVALID_TASK" | "KNT_POOL_IN_WORKER" | "KNT_UNKNOWN_TASK" | "KNT_TOO_MANY_TASKS" | "KNT_WORKER_START_FAILED"
->>;
+type _codes = Assert<
+  Equal<
+    KnittingErrorCode,
+    | "KNT_ERROR_0"
+    | "KNT_ERROR_1"
+    | "KNT_ERROR_2"
+    | "KNT_ERROR_3"
+    | "KNT_POOL_SHUTDOWN"
+    | "KNT_WORKER_EXIT"
+    | "KNT_TASK_TIMEOUT"
+    | "KNT_HARD_TIMEOUT"
+    | "KNT_QUEUE_FULL"
+    | "KNT_ABORT_SIGNALS_EXHAUSTED"
+    | "KNT_REGION_CORRUPT"
+    | "KNT_PROCESS_EXIT_REFUSED"
+    | "KNT_INVALID_OPTION"
+    | "KNT_INVALID_TASK"
+    | "KNT_POOL_IN_WORKER"
+    | "KNT_UNKNOWN_TASK"
+    | "KNT_TOO_MANY_TASKS"
+    | "KNT_WORKER_START_FAILED"
+  >
+>;
 try {
   await pool.call.add([1, 2]);
 } catch (err) {
@@ -293,10 +340,30 @@ try {
   }
 }
 
-type _codec = Assert<Equal<
-  typeof CODEC_ERRORS,
-  { readonly FUNCTION: "KNT_ERROR_0"; readonly SYMBOL: "KNT_ERROR_1"; readonly SERIALIZE: "KNT_ERROR_2"; readonly LIMIT: "KNT_ERROR_3" }
->>;
+type _codec = Assert<
+  Equal<
+    typeof CODEC_ERRORS,
+    {
+      readonly FUNCTION: "KNT_ERROR_0";
+      readonly SYMBOL: "KNT_ERROR_1";
+      readonly SERIALIZE: "KNT_ERROR_2";
+      readonly LIMIT: "KNT_ERROR_3";
+    }
+  >
+>;
 const limit: KnittingErrorCode = CODEC_ERRORS.LIMIT;
 
-void [def, maybe, described, tripled, unknownResult, watchResult, flagValue, singleResult, one, anyAbortability, timeouts, limit];
+void [
+  def,
+  maybe,
+  described,
+  tripled,
+  unknownResult,
+  watchResult,
+  flagValue,
+  singleResult,
+  one,
+  anyAbortability,
+  timeouts,
+  limit,
+];

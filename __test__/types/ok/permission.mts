@@ -18,6 +18,10 @@ const policy: PermissionPolicy = {
   node: { allowWorker: false },
   deno: { lock: false, frozen: true },
 };
-const options: PoolOptions[] = [{ permission: "unsafe" }, { permission: "strict" }, { permission: policy, worker: { runtime: "process" } }];
+const options: PoolOptions[] = [
+  { permission: "unsafe" },
+  { permission: "strict" },
+  { permission: policy, worker: { runtime: "process" } },
+];
 void options;
 createPool({ permission: { mode: "unsafe", console: false } });

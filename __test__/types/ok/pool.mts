@@ -1,10 +1,44 @@
 // The README example, with assertions that inference is exact.
-import { createPool, isMain, stableTaskID, type CallOptions, type Pool, type PoolOptions, type Task } from "knitting-native";
-import { add, hello, square, noArg, asyncNoArg, optionalArg, toDate, sum, big, bytes, now, user, len } from "./tasks.mjs";
+import {
+  createPool,
+  isMain,
+  stableTaskID,
+  type CallOptions,
+  type Pool,
+  type PoolOptions,
+  type Task,
+} from "knitting-native";
+import {
+  add,
+  hello,
+  square,
+  noArg,
+  asyncNoArg,
+  optionalArg,
+  toDate,
+  sum,
+  big,
+  bytes,
+  now,
+  user,
+  len,
+} from "./tasks.mjs";
 import type { Assert, Equal } from "./equal.mjs";
 
 const pool = createPool({ threads: 2 })({
-  add, hello, square, noArg, asyncNoArg, optionalArg, toDate, sum, big, bytes, now, user, len,
+  add,
+  hello,
+  square,
+  noArg,
+  asyncNoArg,
+  optionalArg,
+  toDate,
+  sum,
+  big,
+  bytes,
+  now,
+  user,
+  len,
 });
 
 const three: number = await pool.call.add([1, 2]);
@@ -42,15 +76,31 @@ type _user = Assert<Equal<typeof u, { id: number; name: string; tags: string[]; 
 type _callReturnsPromise = Assert<Equal<ReturnType<typeof pool.call.add>, Promise<number>>>;
 
 // Arguments, exactly.
-type _addArg = Assert<Equal<Parameters<typeof pool.call.add>, [arg: [number, number] | Promise<[number, number]>, options?: CallOptions]>>;
+type _addArg = Assert<
+  Equal<Parameters<typeof pool.call.add>, [arg: [number, number] | Promise<[number, number]>, options?: CallOptions]>
+>;
 type _helloArg = Assert<Equal<Parameters<typeof pool.call.hello>[0], string | Promise<string>>>;
 type _squareArg = Assert<Equal<Parameters<typeof pool.call.square>[0], number | Promise<number>>>;
 
 // Only the given names exist on call.
-type _names = Assert<Equal<
-  keyof typeof pool.call,
-  "add" | "hello" | "square" | "noArg" | "asyncNoArg" | "optionalArg" | "toDate" | "sum" | "big" | "bytes" | "now" | "user" | "len"
->>;
+type _names = Assert<
+  Equal<
+    keyof typeof pool.call,
+    | "add"
+    | "hello"
+    | "square"
+    | "noArg"
+    | "asyncNoArg"
+    | "optionalArg"
+    | "toDate"
+    | "sum"
+    | "big"
+    | "bytes"
+    | "now"
+    | "user"
+    | "len"
+  >
+>;
 
 // The pool type can be named.
 const named: Pool<{ add: typeof add; square: typeof square }> = createPool()({ add, square });

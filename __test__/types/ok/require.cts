@@ -1,14 +1,26 @@
 // A CommonJS consumer: `import x = require(...)` and a named import, which in
 // a .cts file compiles to require(). Resolution uses the "require" condition.
 import kn = require("knitting-native");
-import { createPool, task, importTask, WorkerExitError, CODEC_ERRORS, type AbortablePromise, type KnittingError } from "knitting-native";
+import {
+  createPool,
+  task,
+  importTask,
+  WorkerExitError,
+  CODEC_ERRORS,
+  type AbortablePromise,
+  type KnittingError,
+} from "knitting-native";
 import type { Assert, Equal } from "./equal-cjs.cjs";
 
 const add = kn.task({ f: ([a, b]: [number, number]) => a + b });
 const greet = task({ f: async (name: string) => `hi ${name}` });
 const double = (n: number) => n * 2;
 const triple = importTask<number, number>({ href: "./imported-fn.cjs", name: "triple" });
-const watch = kn.task({ abortSignal: true, timeout: { time: 100, maybe: true }, f: (n: number, signal) => (signal.hasAborted() ? -1 : n) });
+const watch = kn.task({
+  abortSignal: true,
+  timeout: { time: 100, maybe: true },
+  f: (n: number, signal) => (signal.hasAborted() ? -1 : n),
+});
 
 async function main(): Promise<void> {
   const pool = createPool({ threads: 1, payload: { maxPayloadBytes: 1 << 20 } })({ add, greet, double });
@@ -18,7 +30,10 @@ async function main(): Promise<void> {
   type _greet = Assert<Equal<Awaited<ReturnType<typeof pool.call.greet>>, string>>;
 
   // The lifecycle surface through require().
-  const lifecycle = kn.createPool({ abortSignalCapacity: 8, worker: { hardTimeoutMs: 1000, resolveAfterFinishingAll: true } })({ triple, watch });
+  const lifecycle = kn.createPool({
+    abortSignalCapacity: 8,
+    worker: { hardTimeoutMs: 1000, resolveAfterFinishingAll: true },
+  })({ triple, watch });
   await lifecycle.ready;
   const tripled: number = await lifecycle.call.triple(14);
   const watched = lifecycle.call.watch(1);

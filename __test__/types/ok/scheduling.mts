@@ -45,14 +45,21 @@ const nine: number = await byIndex.call[2](Promise.resolve(3));
 const one: number = await byIndex.call[3]();
 void [three, hi, nine, one];
 type _len = Assert<Equal<(typeof byIndex.call)["length"], 4>>;
-type _first = Assert<Equal<Parameters<typeof byIndex.call[0]>, [arg: [number, number] | Promise<[number, number]>, options?: CallOptions]>>;
-type _second = Assert<Equal<ReturnType<typeof byIndex.call[1]>, Promise<string>>>;
+type _first = Assert<
+  Equal<
+    Parameters<(typeof byIndex.call)[0]>,
+    [arg: [number, number] | Promise<[number, number]>, options?: CallOptions]
+  >
+>;
+type _second = Assert<Equal<ReturnType<(typeof byIndex.call)[1]>, Promise<string>>>;
 
 // An abort-aware task in an array keeps its reject().
 const watch = task({ abortSignal: true, f: (n: number, signal) => (signal.hasAborted() ? 0 : n) });
 const mixed = createPool()([watch, add]);
 mixed.call[0](1).reject(new Error("stop"));
-type _abortable = Assert<Equal<ReturnType<typeof mixed.call[0]>, Promise<number> & { reject(reason?: unknown): void }>>;
+type _abortable = Assert<
+  Equal<ReturnType<(typeof mixed.call)[0]>, Promise<number> & { reject(reason?: unknown): void }>
+>;
 
 // A non-tuple array: every index has the element's types.
 const many: (typeof square)[] = [square, square];
