@@ -855,13 +855,20 @@ export type PermissionSysName =
  * sandbox.
  */
 export interface PermissionPolicy {
-  /** `"strict"` (the baseline), `"custom"` (the same here: baseline plus overrides), `"unsafe"` (nothing restricted; only `console` may be given). @default "strict" */
+  /**
+   * `"strict"` (the baseline), `"custom"` (the same here: baseline plus overrides), `"unsafe"`
+   * (nothing restricted; only `console` may be given).
+   * @default "strict"
+   */
   mode?: "strict" | "custom" | "unsafe";
   /** Whether task code's `console` methods print. @default false (true with mode "unsafe") */
   console?: boolean;
   /** Base directory of relative paths. @default process.cwd() */
   cwd?: string;
-  /** Paths task code may read (a directory covers its contents), or `true` for all. Replaces the baseline when given. */
+  /**
+   * Paths task code may read (a directory covers its contents), or `true` for all. Replaces the
+   * baseline when given.
+   */
   read?: PermissionPath[] | true;
   /** Paths task code may write, or `true` for all. Replaces the baseline when given. */
   write?: PermissionPath[] | true;
@@ -873,7 +880,10 @@ export interface PermissionPolicy {
   net?: string[] | true;
   /** Hosts task code may not reach (refused on Node.js). */
   denyNet?: string[];
-  /** Hosts remote modules may be imported from (Deno); not applicable on Node.js. @default ["deno.land", "esm.sh", "jsr.io"] */
+  /**
+   * Hosts remote modules may be imported from (Deno); not applicable on Node.js.
+   * @default ["deno.land", "esm.sh", "jsr.io"]
+   */
   allowImport?: string[] | true;
   /** Environment variables task code may read (`allow`) or not (`deny`); refused on Node.js: use `worker.env`. */
   env?: { allow?: string[] | true; deny?: string[] };
@@ -883,7 +893,10 @@ export interface PermissionPolicy {
   denyRun?: string[];
   /** Whether task code may start worker threads. @default false */
   workers?: boolean;
-  /** Native code task code may load: `true`, or libraries. Node.js worker processes always allow addons (the transport is one), so `false` or a list is refused there. */
+  /**
+   * Native code task code may load: `true`, or libraries. Node.js worker processes always allow addons
+   * (the transport is one), so `false` or a list is refused there.
+   */
   ffi?: PermissionPath[] | boolean;
   /** Libraries task code may not load (refused on Node.js). */
   denyFfi?: PermissionPath[];
@@ -893,7 +906,10 @@ export interface PermissionPolicy {
   denySys?: PermissionSysName[];
   /** Whether task code may use WASI. @default false */
   wasi?: boolean;
-  /** knitting's older spellings: `allowWorker` = `workers`, `allowChildProcess` = `run: true`, `allowAddons`/`allowFfi` = `ffi: true`, `allowWasi` = `wasi`. */
+  /**
+   * knitting's older spellings: `allowWorker` = `workers`, `allowChildProcess` = `run: true`,
+   * `allowAddons`/`allowFfi` = `ffi: true`, `allowWasi` = `wasi`.
+   */
   node?: {
     allowWorker?: boolean;
     allowChildProcess?: boolean;
@@ -1039,7 +1055,10 @@ export declare const CODEC_ERRORS: {
 export declare function task<A = void, R = unknown>(def: {
   /** The task's function, run in a worker with the call's argument and an abort toolkit. */
   f: (arg: A, signal: AbortSignalToolkit) => R | Promise<R>;
-  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  /**
+   * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
+   * resolves with `undefined`; see {@link TaskTimeout}.
+   */
   timeout: MaybeTimeout;
   /** Makes the task abort-aware: `f` gets `signal`, calls get `reject()`. @default not abort-aware */
   abortSignal: AbortSignalOption;
@@ -1081,7 +1100,10 @@ export declare function task<A = void, R = unknown>(def: {
 export declare function task<A = void, R = unknown>(def: {
   /** The task's function, run in a worker with the call's argument. */
   f: (arg: A) => R | Promise<R>;
-  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  /**
+   * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
+   * resolves with `undefined`; see {@link TaskTimeout}.
+   */
   timeout: MaybeTimeout;
   /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
   abortSignal?: undefined;
@@ -1131,7 +1153,10 @@ export declare function importTask<A = unknown, R = unknown>(def: {
   href: string;
   /** The export's name. @default "default" */
   name?: string;
-  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  /**
+   * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
+   * resolves with `undefined`; see {@link TaskTimeout}.
+   */
   timeout: MaybeTimeout;
   /** Makes the task abort-aware: the export gets `signal`, calls get `reject()`. @default not abort-aware */
   abortSignal: AbortSignalOption;
@@ -1162,7 +1187,10 @@ export declare function importTask<A = unknown, R = unknown>(def: {
   href: string;
   /** The export's name. @default "default" */
   name?: string;
-  /** `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms resolves with `undefined`; see {@link TaskTimeout}. */
+  /**
+   * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
+   * resolves with `undefined`; see {@link TaskTimeout}.
+   */
   timeout: MaybeTimeout;
   /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
   abortSignal?: undefined;

@@ -100,24 +100,28 @@ const OPTION_CASES = [
   bad({ worker: { bootstrap: { href: "./boot.mjs" } }, inliner: {} }, RangeError, "worker.bootstrap"),
 ];
 
-test(`createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/RangeError naming the key, code KNT_INVALID_OPTION`, () => {
-  const before = native.regionStats();
-  for (const { options, Ctor, key } of OPTION_CASES) {
-    const what = `createPool(${describeValue(options)})`;
-    let thrown = null;
-    try {
-      createPool(options);
-    } catch (err) {
-      thrown = err;
+test(
+  `createPool rejects ${OPTION_CASES.length} wrong options with a TypeError/RangeError naming ` +
+    `the key, code KNT_INVALID_OPTION`,
+  () => {
+    const before = native.regionStats();
+    for (const { options, Ctor, key } of OPTION_CASES) {
+      const what = `createPool(${describeValue(options)})`;
+      let thrown = null;
+      try {
+        createPool(options);
+      } catch (err) {
+        thrown = err;
+      }
+      assert.ok(thrown !== null, `${what} must throw`);
+      if (Ctor === null) assert.ok(thrown instanceof TypeError || thrown instanceof RangeError, `${what}: ${thrown}`);
+      else assert.ok(thrown instanceof Ctor, `${what}: expected ${Ctor.name}, got ${thrown && thrown.stack}`);
+      assert.match(thrown.message, keyPattern(key), `${what}: the message names ${key}`);
+      assert.equal(thrown.code, "KNT_INVALID_OPTION", `${what}: code`);
     }
-    assert.ok(thrown !== null, `${what} must throw`);
-    if (Ctor === null) assert.ok(thrown instanceof TypeError || thrown instanceof RangeError, `${what}: ${thrown}`);
-    else assert.ok(thrown instanceof Ctor, `${what}: expected ${Ctor.name}, got ${thrown && thrown.stack}`);
-    assert.match(thrown.message, keyPattern(key), `${what}: the message names ${key}`);
-    assert.equal(thrown.code, "KNT_INVALID_OPTION", `${what}: code`);
-  }
-  assert.deepEqual(native.regionStats(), before, "validation attaches nothing");
-});
+    assert.deepEqual(native.regionStats(), before, "validation attaches nothing");
+  },
+);
 
 test("createPool(options)(tasks) rejects wrong task tables with a TypeError naming the task", () => {
   const make = createPool({ threads: 1 });
@@ -421,57 +425,64 @@ function goodArgument(i) {
   }
 }
 
-test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its own call while 1,000 others settle correctly`, async () => {
-  const pool = createPool({ threads: 2, payload: { maxPayloadBytes: MIB } })(T);
-  try {
-    const calls = [];
-    const expect = [];
-    let good = 0;
-    while (good < 1000) {
-      for (const [name, make, Ctor, code, pattern] of BAD_ARGUMENTS) {
-        calls.push(pool.call.echo(make()));
-        expect.push({ name, Ctor, code, pattern });
-        for (let k = 0; k < 2 && good < 1000; k++, good++) {
-          const arg = goodArgument(good);
-          calls.push(pool.call.echo(arg));
-          expect.push({ arg });
+test(
+  `each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its own call while ` +
+    `1,000 others settle correctly`,
+  async () => {
+    const pool = createPool({ threads: 2, payload: { maxPayloadBytes: MIB } })(T);
+    try {
+      const calls = [];
+      const expect = [];
+      let good = 0;
+      while (good < 1000) {
+        for (const [name, make, Ctor, code, pattern] of BAD_ARGUMENTS) {
+          calls.push(pool.call.echo(make()));
+          expect.push({ name, Ctor, code, pattern });
+          for (let k = 0; k < 2 && good < 1000; k++, good++) {
+            const arg = goodArgument(good);
+            calls.push(pool.call.echo(arg));
+            expect.push({ arg });
+          }
         }
       }
+      assert.ok(
+        calls.every((c) => typeof c.then === "function"),
+        "every call returned a promise",
+      );
+      const results = await settleAll(calls, SETTLE_MS, "bad and good calls");
+      let rejections = 0;
+      results.forEach((r, i) => {
+        const e = expect[i];
+        if (e.name !== undefined) {
+          rejections++;
+          assert.equal(r.status, "rejected", `${e.name}: ${show(r)}`);
+          assert.ok(
+            r.reason instanceof e.Ctor,
+            `${e.name}: expected ${e.Ctor.name}, got ${r.reason && r.reason.stack}`,
+          );
+          assert.equal(r.reason.code, e.code, `${e.name}: ${r.reason.message}`);
+          // JavaScriptCore's "The object can not be cloned." names no type: on Bun the code and class say it.
+          if (!(runtime === "bun" && e.code === "KNT_ERROR_2")) assert.match(r.reason.message, e.pattern, e.name);
+        } else {
+          assert.equal(r.status, "fulfilled", `good call ${i}: ${show(r)}`);
+          assert.deepStrictEqual(r.value, e.arg);
+        }
+      });
+      assert.ok(rejections >= BAD_ARGUMENTS.length);
+      // A result over maxPayloadBytes rejects that call the same way (from the worker side).
+      const [over, fine] = await settleAll(
+        [pool.call.makeString(MIB + 1), pool.call.makeString(10)],
+        SETTLE_MS,
+        "results",
+      );
+      assert.equal(over.status, "rejected");
+      assert.ok(over.reason instanceof RangeError && over.reason.code === "KNT_ERROR_3", show(over));
+      assert.deepEqual(fine, { status: "fulfilled", value: "r".repeat(10) });
+    } finally {
+      await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
-    assert.ok(
-      calls.every((c) => typeof c.then === "function"),
-      "every call returned a promise",
-    );
-    const results = await settleAll(calls, SETTLE_MS, "bad and good calls");
-    let rejections = 0;
-    results.forEach((r, i) => {
-      const e = expect[i];
-      if (e.name !== undefined) {
-        rejections++;
-        assert.equal(r.status, "rejected", `${e.name}: ${show(r)}`);
-        assert.ok(r.reason instanceof e.Ctor, `${e.name}: expected ${e.Ctor.name}, got ${r.reason && r.reason.stack}`);
-        assert.equal(r.reason.code, e.code, `${e.name}: ${r.reason.message}`);
-        // JavaScriptCore's "The object can not be cloned." names no type: on Bun the code and class say it.
-        if (!(runtime === "bun" && e.code === "KNT_ERROR_2")) assert.match(r.reason.message, e.pattern, e.name);
-      } else {
-        assert.equal(r.status, "fulfilled", `good call ${i}: ${show(r)}`);
-        assert.deepStrictEqual(r.value, e.arg);
-      }
-    });
-    assert.ok(rejections >= BAD_ARGUMENTS.length);
-    // A result over maxPayloadBytes rejects that call the same way (from the worker side).
-    const [over, fine] = await settleAll(
-      [pool.call.makeString(MIB + 1), pool.call.makeString(10)],
-      SETTLE_MS,
-      "results",
-    );
-    assert.equal(over.status, "rejected");
-    assert.ok(over.reason instanceof RangeError && over.reason.code === "KNT_ERROR_3", show(over));
-    assert.deepEqual(fine, { status: "fulfilled", value: "r".repeat(10) });
-  } finally {
-    await within(pool.shutdown(), SETTLE_MS, "shutdown");
-  }
-});
+  },
+);
 
 // BUG (lib/pool.js submit, `if (arg instanceof Promise)`): `instanceof` runs
 // the argument's [[GetPrototypeOf]], which throws for a revoked Proxy (or a
@@ -481,37 +492,41 @@ test(`each unsendable argument (${BAD_ARGUMENTS.length} kinds) rejects only its 
 // KNT_ERROR_2 rejection. Fix: guard the check (try { isPromise = arg
 // instanceof Promise } catch (err) { return Promise.reject(<KNT_ERROR_2
 // TypeError with err as cause>) }), or let the encoder see the value.
-test("a revoked Proxy (or a throwing getPrototypeOf trap) as the argument is a KNT_ERROR_2 rejection, not a synchronous throw", async () => {
-  const pool = createPool({ threads: 1 })(T);
-  try {
-    const trap = new Proxy(
-      {},
-      {
-        getPrototypeOf() {
-          throw new Error("trap threw");
+test(
+  "a revoked Proxy (or a throwing getPrototypeOf trap) as the argument is a KNT_ERROR_2 " +
+    "rejection, not a synchronous throw",
+  async () => {
+    const pool = createPool({ threads: 1 })(T);
+    try {
+      const trap = new Proxy(
+        {},
+        {
+          getPrototypeOf() {
+            throw new Error("trap threw");
+          },
         },
-      },
-    );
-    for (const [name, arg] of [
-      ["revoked Proxy", revokedProxy()],
-      ["throwing trap", trap],
-    ]) {
-      let result;
-      try {
-        result = pool.call.echo(arg);
-      } catch (err) {
-        assert.fail(`${name}: pool.call.echo threw synchronously: ${err && err.message}`);
+      );
+      for (const [name, arg] of [
+        ["revoked Proxy", revokedProxy()],
+        ["throwing trap", trap],
+      ]) {
+        let result;
+        try {
+          result = pool.call.echo(arg);
+        } catch (err) {
+          assert.fail(`${name}: pool.call.echo threw synchronously: ${err && err.message}`);
+        }
+        const [r] = await settleAll([result], SETTLE_MS, name);
+        assert.equal(r.status, "rejected", show(r));
+        assert.ok(r.reason instanceof TypeError, show(r));
+        assert.equal(r.reason.code, "KNT_ERROR_2", show(r));
       }
-      const [r] = await settleAll([result], SETTLE_MS, name);
-      assert.equal(r.status, "rejected", show(r));
-      assert.ok(r.reason instanceof TypeError, show(r));
-      assert.equal(r.reason.code, "KNT_ERROR_2", show(r));
+      assert.equal(await pool.call.add([1, 2]), 3);
+    } finally {
+      await within(pool.shutdown(), SETTLE_MS, "shutdown");
     }
-    assert.equal(await pool.call.add([1, 2]), 3);
-  } finally {
-    await within(pool.shutdown(), SETTLE_MS, "shutdown");
-  }
-});
+  },
+);
 
 test("strings with lone surrogates round-trip exactly (inline, payload region, keys, nested)", async () => {
   const pool = createPool({ threads: 2 })(T);

@@ -33,7 +33,9 @@ function fuzz(workerData) {
         worker.terminate();
         reject(
           new assert.AssertionError({
-            message: `decode hung: no progress for ${STALL_MS} ms after case ${progress} (seed ${workerData.seed}; rerun with KNT_FUZZ_SEED)`,
+            message:
+              `decode hung: no progress for ${STALL_MS} ms after case ${progress} (seed ` +
+              `${workerData.seed}; rerun with KNT_FUZZ_SEED)`,
           }),
         );
       }, STALL_MS);
@@ -60,95 +62,106 @@ function fuzz(workerData) {
   });
 }
 
-test("decode of 20,000 random buffers and 20,000 mutated encodings: a value or a RangeError, bounded, inside its window", async (t) => {
-  const result = await fuzz({ seed: SEED, random: 20_000, mutations: 20_000 });
-  const { counts, maxMs, maxCase, failures } = result;
-  t.diagnostic(`seed ${SEED}: ${JSON.stringify(counts)}, slowest case ${maxMs.toFixed(1)} ms`);
-  const report = failures
-    .map((f) => `#${f.index} ${f.kind} len ${f.len} off ${f.off}: ${f.problems.join("; ")}\n    ${f.hex}`)
-    .join("\n");
-  assert.equal(failures.length, 0, `seed ${SEED}:\n${report}`);
-  assert.equal(counts.cases, 40_000);
-  assert.equal(counts.values + counts.rangeErrors, counts.cases, JSON.stringify(counts));
-  assert.ok(counts.values > 100 && counts.rangeErrors > 1000, `both outcomes exercised: ${JSON.stringify(counts)}`);
-  assert.ok(counts.truncations > 3000 && counts.bitFlips > 3000 && counts.lengthFields > 3000, JSON.stringify(counts));
-  // Bounded per case (generous: a shared 2-vCPU machine, and the slowest
-  // cases go through node:v8).
-  // Bun: one case took 1,028 ms once with two suites running on 2 cores (a
-  // collector pause inside a case); the bound there is wider, still finite.
-  const boundMs = runtime === "bun" ? 3000 : 1000;
-  assert.ok(maxMs < boundMs, `slowest case #${maxCase} took ${maxMs.toFixed(1)} ms`);
-});
+test(
+  "decode of 20,000 random buffers and 20,000 mutated encodings: a value or a RangeError, " +
+    "bounded, inside its window",
+  async (t) => {
+    const result = await fuzz({ seed: SEED, random: 20_000, mutations: 20_000 });
+    const { counts, maxMs, maxCase, failures } = result;
+    t.diagnostic(`seed ${SEED}: ${JSON.stringify(counts)}, slowest case ${maxMs.toFixed(1)} ms`);
+    const report = failures
+      .map((f) => `#${f.index} ${f.kind} len ${f.len} off ${f.off}: ${f.problems.join("; ")}\n    ${f.hex}`)
+      .join("\n");
+    assert.equal(failures.length, 0, `seed ${SEED}:\n${report}`);
+    assert.equal(counts.cases, 40_000);
+    assert.equal(counts.values + counts.rangeErrors, counts.cases, JSON.stringify(counts));
+    assert.ok(counts.values > 100 && counts.rangeErrors > 1000, `both outcomes exercised: ${JSON.stringify(counts)}`);
+    assert.ok(
+      counts.truncations > 3000 && counts.bitFlips > 3000 && counts.lengthFields > 3000,
+      JSON.stringify(counts),
+    );
+    // Bounded per case (generous: a shared 2-vCPU machine, and the slowest
+    // cases go through node:v8).
+    // Bun: one case took 1,028 ms once with two suites running on 2 cores (a
+    // collector pause inside a case); the bound there is wider, still finite.
+    const boundMs = runtime === "bun" ? 3000 : 1000;
+    assert.ok(maxMs < boundMs, `slowest case #${maxCase} took ${maxMs.toFixed(1)} ms`);
+  },
+);
 
-test("round trip of generated values of every kind (encode and encodeInto, inline and large, shared memory at an offset)", (t) => {
-  const r = prng(SEED ^ 0xabcdef);
-  const encoder = new Encoder();
-  // Prime the encoder past the 16-object bug (tested on its own below) so
-  // that this test checks everything else.
-  encoder.encode(Array.from({ length: 20 }, () => ({})));
-  const slots = new Uint8Array(new SharedArrayBuffer(64 * 1024));
-  const deadline = performance.now() + 4_000;
-  const kinds = new Set();
-  let cases = 0;
-  let inline = 0;
-  while (cases < 200_000 && (cases < 2_000 || performance.now() < deadline)) {
-    const { v, e } = genValue(r, 0, 1 + r.int(12));
-    kinds.add(Object.prototype.toString.call(v) + (Buffer.isBuffer(v) ? "Buffer" : ""));
-    const what = () => `case ${cases} (seed ${SEED}): ${show(v)}`;
-    // As the pool does: into a slot's 512 inline bytes at an offset, else encode() + copy.
-    const at = 64 + 16 * r.int(100);
-    let len = encoder.encodeInto(v, slots, at, 512);
-    let decoded;
-    if (len >= 0) {
-      inline++;
-      decoded = decode(slots, at, len);
-    } else {
-      const bytes = encoder.encode(v);
-      len = bytes.length;
-      const off = 1 + r.int(32);
-      const copy = new Uint8Array(new SharedArrayBuffer(off + len + 16));
-      copy.set(bytes, off);
-      decoded = decode(copy, off, len);
+test(
+  "round trip of generated values of every kind (encode and encodeInto, inline and large, shared " +
+    "memory at an offset)",
+  (t) => {
+    const r = prng(SEED ^ 0xabcdef);
+    const encoder = new Encoder();
+    // Prime the encoder past the 16-object bug (tested on its own below) so
+    // that this test checks everything else.
+    encoder.encode(Array.from({ length: 20 }, () => ({})));
+    const slots = new Uint8Array(new SharedArrayBuffer(64 * 1024));
+    const deadline = performance.now() + 4_000;
+    const kinds = new Set();
+    let cases = 0;
+    let inline = 0;
+    while (cases < 200_000 && (cases < 2_000 || performance.now() < deadline)) {
+      const { v, e } = genValue(r, 0, 1 + r.int(12));
+      kinds.add(Object.prototype.toString.call(v) + (Buffer.isBuffer(v) ? "Buffer" : ""));
+      const what = () => `case ${cases} (seed ${SEED}): ${show(v)}`;
+      // As the pool does: into a slot's 512 inline bytes at an offset, else encode() + copy.
+      const at = 64 + 16 * r.int(100);
+      let len = encoder.encodeInto(v, slots, at, 512);
+      let decoded;
+      if (len >= 0) {
+        inline++;
+        decoded = decode(slots, at, len);
+      } else {
+        const bytes = encoder.encode(v);
+        len = bytes.length;
+        const off = 1 + r.int(32);
+        const copy = new Uint8Array(new SharedArrayBuffer(off + len + 16));
+        copy.set(bytes, off);
+        decoded = decode(copy, off, len);
+      }
+      try {
+        assertSame(decoded, e);
+      } catch (err) {
+        err.message = `${what()}\n${err.message}`;
+        throw err;
+      }
+      // encode() gives the same bytes as the inline path (when both apply).
+      if (len <= 512) {
+        const again = encoder.encode(v);
+        assert.equal(again.length, len, what());
+      }
+      cases++;
     }
-    try {
-      assertSame(decoded, e);
-    } catch (err) {
-      err.message = `${what()}\n${err.message}`;
-      throw err;
+    t.diagnostic(`seed ${SEED}: ${cases} values round-tripped (${inline} inline), ${kinds.size} kinds`);
+    assert.ok(cases >= 2_000, `${cases} cases`);
+    assert.ok(inline > cases / 4 && inline < cases, `inline ${inline} of ${cases}`);
+    for (const tag of [
+      "[object Undefined]",
+      "[object Null]",
+      "[object Number]",
+      "[object BigInt]",
+      "[object String]",
+      "[object Array]",
+      "[object Object]",
+      "[object Date]",
+      "[object Error]",
+      "[object ArrayBuffer]",
+      "[object DataView]",
+      "[object Uint8Array]Buffer",
+      "[object Float64Array]",
+      "[object BigInt64Array]",
+      "[object Map]",
+      "[object Set]",
+      "[object RegExp]",
+      "[object Boolean]",
+    ]) {
+      assert.ok(kinds.has(tag), `generated ${tag} (kinds: ${[...kinds].join(", ")})`);
     }
-    // encode() gives the same bytes as the inline path (when both apply).
-    if (len <= 512) {
-      const again = encoder.encode(v);
-      assert.equal(again.length, len, what());
-    }
-    cases++;
-  }
-  t.diagnostic(`seed ${SEED}: ${cases} values round-tripped (${inline} inline), ${kinds.size} kinds`);
-  assert.ok(cases >= 2_000, `${cases} cases`);
-  assert.ok(inline > cases / 4 && inline < cases, `inline ${inline} of ${cases}`);
-  for (const tag of [
-    "[object Undefined]",
-    "[object Null]",
-    "[object Number]",
-    "[object BigInt]",
-    "[object String]",
-    "[object Array]",
-    "[object Object]",
-    "[object Date]",
-    "[object Error]",
-    "[object ArrayBuffer]",
-    "[object DataView]",
-    "[object Uint8Array]Buffer",
-    "[object Float64Array]",
-    "[object BigInt64Array]",
-    "[object Map]",
-    "[object Set]",
-    "[object RegExp]",
-    "[object Boolean]",
-  ]) {
-    assert.ok(kinds.has(tag), `generated ${tag} (kinds: ${[...kinds].join(", ")})`);
-  }
-});
+  },
+);
 
 test("every value kind round-trips at its boundaries (hand-picked)", () => {
   const encoder = new Encoder();

@@ -194,34 +194,45 @@ async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
 const UNCAUGHT_EXIT = runtime === "bun" ? 0 : 1;
 
 for (const steal of [false, true]) {
-  test(`an uncaught exception in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-    workerDies(
-      (pool) => pool.call.throwLater(50),
-      {
-        exitCode: UNCAUGHT_EXIT,
-        killerResolves: true,
-        cause: (c) => assert.match(String(c && c.message), /late uncaught exception/),
-      },
-      steal,
-    ));
+  test(
+    `an uncaught exception in a timer after the task returned: the worker dies, held calls ` +
+      `reject, a replacement serves (${steal ? "stealing" : "private lanes"})`,
+    () =>
+      workerDies(
+        (pool) => pool.call.throwLater(50),
+        {
+          exitCode: UNCAUGHT_EXIT,
+          killerResolves: true,
+          cause: (c) => assert.match(String(c && c.message), /late uncaught exception/),
+        },
+        steal,
+      ),
+  );
 }
 
 for (const steal of [false, true]) {
-  test(`an unhandled rejection in a timer after the task returned: the worker dies, held calls reject, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-    workerDies(
-      (pool) => pool.call.unhandledLater(50),
-      {
-        exitCode: UNCAUGHT_EXIT,
-        killerResolves: true,
-        cause: (c) => assert.match(String(c && c.message), /late unhandled rejection/),
-      },
-      steal,
-    ));
+  test(
+    `an unhandled rejection in a timer after the task returned: the worker dies, held calls ` +
+      `reject, a replacement serves (${steal ? "stealing" : "private lanes"})`,
+    () =>
+      workerDies(
+        (pool) => pool.call.unhandledLater(50),
+        {
+          exitCode: UNCAUGHT_EXIT,
+          killerResolves: true,
+          cause: (c) => assert.match(String(c && c.message), /late unhandled rejection/),
+        },
+        steal,
+      ),
+  );
 }
 
 for (const steal of [false, true]) {
-  test(`process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a replacement serves (${steal ? "stealing" : "private lanes"})`, () =>
-    workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }, steal));
+  test(
+    `process.exit(3) inside a task: that call and the lane's others reject with exitCode 3, a ` +
+      `replacement serves (${steal ? "stealing" : "private lanes"})`,
+    () => workerDies((pool) => pool.call.exitNow(3), { exitCode: 3, killerResolves: false }, steal),
+  );
 }
 
 for (const steal of [false, true]) {
@@ -257,65 +268,69 @@ test("a worker that runs out of memory (maxOldGenerationSizeMb: 32) rejects its 
 });
 
 for (const steal of [false, true])
-  test(`a worker terminated from outside with calls in flight: its calls reject, the other lane completes, a replacement serves (${steal ? "stealing" : "private lanes"})`, async () => {
-    const pool = createPool({ threads: 2, host: { steal } })(T);
-    try {
-      const p = await warm(pool);
-      const before = p.workers.map((w) => w.threadId);
-      const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
-      await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
-      // Private lanes: worker 1 holds half of them. Stealing: which worker
-      // claimed how many is a race; the victim is one that holds some.
-      let v = 1;
-      if (steal) {
-        const held = [0, 0];
-        for (let i = 0; i < p.topology.submit.slots; i++)
-          if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
-        v = held[1] > 0 ? 1 : 0;
-      }
-      const victim = p.workers[v];
-      const exited = victim.terminate();
-      const results = await settleAll(calls, SETTLE_MS, "calls on a terminated worker");
-      assert.equal(await within(exited, SETTLE_MS, "terminate()"), 1);
-      let rejected = 0;
-      results.forEach((r, i) => {
-        if (r.status === "fulfilled") {
-          assert.equal(r.value.v, i);
-          assert.equal(r.value.threadId, before[1 - v]);
-        } else {
-          rejected++;
-          assertWorkerExit(r.reason, { threadId: before[v], lane: v, exitCode: 1 }, `call ${i}`);
+  test(
+    `a worker terminated from outside with calls in flight: its calls reject, the other lane ` +
+      `completes, a replacement serves (${steal ? "stealing" : "private lanes"})`,
+    async () => {
+      const pool = createPool({ threads: 2, host: { steal } })(T);
+      try {
+        const p = await warm(pool);
+        const before = p.workers.map((w) => w.threadId);
+        const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
+        await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
+        // Private lanes: worker 1 holds half of them. Stealing: which worker
+        // claimed how many is a race; the victim is one that holds some.
+        let v = 1;
+        if (steal) {
+          const held = [0, 0];
+          for (let i = 0; i < p.topology.submit.slots; i++)
+            if (p.topology.submit.calls[i] !== null) held[p.topology.submit.ownerOf(i)]++;
+          v = held[1] > 0 ? 1 : 0;
         }
-      });
-      assert.ok(rejected > 0, `${rejected} of ${results.length} rejected`);
-      if (!steal) assert.ok(rejected < results.length, `${rejected} of ${results.length} rejected`);
-      await serves(pool, 400, "after terminate()");
-      assert.ok(p.workers[v] !== null && p.workers[v].threadId !== before[v], `lane ${v} was given a new worker`);
-      // Terminating every worker at once: all held calls reject, both lanes come back.
-      const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
-      const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");
-      await new Promise((r) => setTimeout(r, 30));
-      const ids = p.workers.map((w) => w.threadId);
-      await Promise.all(p.workers.map((w) => w.terminate()));
-      const after = await moreSettled;
-      for (const r of after) {
-        if (steal && r.status === "fulfilled") {
-          // Not yet claimed when they died: a replacement ran it.
-          assert.ok(!ids.includes(r.value.threadId), show(r));
-          continue;
+        const victim = p.workers[v];
+        const exited = victim.terminate();
+        const results = await settleAll(calls, SETTLE_MS, "calls on a terminated worker");
+        assert.equal(await within(exited, SETTLE_MS, "terminate()"), 1);
+        let rejected = 0;
+        results.forEach((r, i) => {
+          if (r.status === "fulfilled") {
+            assert.equal(r.value.v, i);
+            assert.equal(r.value.threadId, before[1 - v]);
+          } else {
+            rejected++;
+            assertWorkerExit(r.reason, { threadId: before[v], lane: v, exitCode: 1 }, `call ${i}`);
+          }
+        });
+        assert.ok(rejected > 0, `${rejected} of ${results.length} rejected`);
+        if (!steal) assert.ok(rejected < results.length, `${rejected} of ${results.length} rejected`);
+        await serves(pool, 400, "after terminate()");
+        assert.ok(p.workers[v] !== null && p.workers[v].threadId !== before[v], `lane ${v} was given a new worker`);
+        // Terminating every worker at once: all held calls reject, both lanes come back.
+        const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
+        const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");
+        await new Promise((r) => setTimeout(r, 30));
+        const ids = p.workers.map((w) => w.threadId);
+        await Promise.all(p.workers.map((w) => w.terminate()));
+        const after = await moreSettled;
+        for (const r of after) {
+          if (steal && r.status === "fulfilled") {
+            // Not yet claimed when they died: a replacement ran it.
+            assert.ok(!ids.includes(r.value.threadId), show(r));
+            continue;
+          }
+          assert.equal(r.status, "rejected", show(r));
+          assert.ok(ids.includes(r.reason.threadId), `${show(r)}; terminated: ${ids.join(", ")}`);
         }
-        assert.equal(r.status, "rejected", show(r));
-        assert.ok(ids.includes(r.reason.threadId), `${show(r)}; terminated: ${ids.join(", ")}`);
+        assert.ok(
+          after.some((r) => r.status === "rejected"),
+          "the terminated workers held calls",
+        );
+        await serves(pool, 400, "after terminating every worker");
+      } finally {
+        await within(pool.shutdown(), SETTLE_MS, "shutdown");
       }
-      assert.ok(
-        after.some((r) => r.status === "rejected"),
-        "the terminated workers held calls",
-      );
-      await serves(pool, 400, "after terminating every worker");
-    } finally {
-      await within(pool.shutdown(), SETTLE_MS, "shutdown");
-    }
-  });
+    },
+  );
 
 // A replacement that is still starting when something else ends it (another
 // thread's terminate(), a signal to a worker process) ran none of the calls
@@ -551,17 +566,20 @@ async function failsWith(tasks, name, match) {
   }
 }
 
-test("a task module whose dependency has a syntax error (in workers): calls reject with that SyntaxError, no hang", async () => {
-  const { viaSyntaxError } = await import("./fixtures/fault-import-syntax.mjs");
-  await failsWith({ viaSyntaxError }, "viaSyntaxError", (e) => {
-    // Deno reports a module's syntax error as a TypeError whose message starts
-    // "SyntaxError:"; Bun as a BuildMessage ("Unexpected ...", sent as a plain Error).
-    if (runtime === "deno") assert.match(String(e && e.message), /SyntaxError/, String(e && e.stack));
-    else if (runtime === "bun") assert.match(String(e && e.message), /Unexpected/, String(e && e.stack));
-    else assert.equal(e && e.name, "SyntaxError", String(e && e.stack));
-    if (runtime === "node") assert.match(e.message, /Unexpected token/);
-  });
-});
+test(
+  "a task module whose dependency has a syntax error (in workers): calls reject with that " + "SyntaxError, no hang",
+  async () => {
+    const { viaSyntaxError } = await import("./fixtures/fault-import-syntax.mjs");
+    await failsWith({ viaSyntaxError }, "viaSyntaxError", (e) => {
+      // Deno reports a module's syntax error as a TypeError whose message starts
+      // "SyntaxError:"; Bun as a BuildMessage ("Unexpected ...", sent as a plain Error).
+      if (runtime === "deno") assert.match(String(e && e.message), /SyntaxError/, String(e && e.stack));
+      else if (runtime === "bun") assert.match(String(e && e.message), /Unexpected/, String(e && e.stack));
+      else assert.equal(e && e.name, "SyntaxError", String(e && e.stack));
+      if (runtime === "node") assert.match(e.message, /Unexpected token/);
+    });
+  },
+);
 
 test("a task module that throws at top level (in workers): calls reject with that error, no hang", async () => {
   const { viaTopLevelThrow } = await import("./fixtures/fault-import-throws.mjs");

@@ -53,42 +53,50 @@ for (const [name, options] of modes) {
     }
   });
 
-  test(`${name}: the call holding the thread gets KNT_HARD_TIMEOUT, an async call waiting on that worker KNT_WORKER_EXIT`, async () => {
-    // A longer limit here: a worker starved of CPU by a loaded machine for
-    // that long, before it starts the runaway, would leave the async call
-    // past its limit with the thread free (then rightly blamed).
-    const limit = 1000;
-    const pool = createPool(withHardTimeout(options, limit))(t);
-    try {
-      await within(pool.ready, 30_000, "start-up");
-      // One async call per worker, each well within the limit on its own
-      // and waiting for a runaway to start on its worker; then one runaway
-      // per worker.
-      // Their outcomes are taken at once: one may fail (its worker replaced)
-      // while the test still waits for the other worker's runaway.
-      const innocents = Array.from({ length: options.threads }, () =>
-        outcome(pool.call.waitForRunaway(limit / 4), "an async call"),
-      );
-      await sleep(10);
-      const runaways = Array.from({ length: options.threads }, () => pool.call.spinForever());
-      for (const r of await Promise.all(runaways.map((p) => outcome(p, "a runaway")))) {
-        assert.equal(r.error && r.error.code, "KNT_HARD_TIMEOUT", `a runaway got ${r.error ? r.error.code : r.value}`);
-      }
-      for (const r of await Promise.all(innocents)) {
-        if (r.error === undefined) {
-          // No runaway started on its worker in time (a loaded machine): it ended on its own.
-          assert.equal(r.value, "ok");
-          continue;
+  test(
+    `${name}: the call holding the thread gets KNT_HARD_TIMEOUT, an async call waiting on that ` +
+      `worker KNT_WORKER_EXIT`,
+    async () => {
+      // A longer limit here: a worker starved of CPU by a loaded machine for
+      // that long, before it starts the runaway, would leave the async call
+      // past its limit with the thread free (then rightly blamed).
+      const limit = 1000;
+      const pool = createPool(withHardTimeout(options, limit))(t);
+      try {
+        await within(pool.ready, 30_000, "start-up");
+        // One async call per worker, each well within the limit on its own
+        // and waiting for a runaway to start on its worker; then one runaway
+        // per worker.
+        // Their outcomes are taken at once: one may fail (its worker replaced)
+        // while the test still waits for the other worker's runaway.
+        const innocents = Array.from({ length: options.threads }, () =>
+          outcome(pool.call.waitForRunaway(limit / 4), "an async call"),
+        );
+        await sleep(10);
+        const runaways = Array.from({ length: options.threads }, () => pool.call.spinForever());
+        for (const r of await Promise.all(runaways.map((p) => outcome(p, "a runaway")))) {
+          assert.equal(
+            r.error && r.error.code,
+            "KNT_HARD_TIMEOUT",
+            `a runaway got ${r.error ? r.error.code : r.value}`,
+          );
         }
-        assert.equal(r.error.code, "KNT_WORKER_EXIT", `an innocent async call got ${r.error.code}`);
-        assert.equal(r.error.cause && r.error.cause.code, "KNT_HARD_TIMEOUT", "its cause is the runaway's timeout");
-        assert.match(r.error.cause.message, /spinForever/);
+        for (const r of await Promise.all(innocents)) {
+          if (r.error === undefined) {
+            // No runaway started on its worker in time (a loaded machine): it ended on its own.
+            assert.equal(r.value, "ok");
+            continue;
+          }
+          assert.equal(r.error.code, "KNT_WORKER_EXIT", `an innocent async call got ${r.error.code}`);
+          assert.equal(r.error.cause && r.error.cause.code, "KNT_HARD_TIMEOUT", "its cause is the runaway's timeout");
+          assert.match(r.error.cause.message, /spinForever/);
+        }
+        assert.equal(await within(pool.call.quick(41), 30_000, "a later call"), 42);
+      } finally {
+        await pool.shutdown();
       }
-      assert.equal(await within(pool.call.quick(41), 30_000, "a later call"), 42);
-    } finally {
-      await pool.shutdown();
-    }
-  });
+    },
+  );
 
   test(`${name}: an async call that never settles is itself the runaway`, async () => {
     const pool = createPool(withHardTimeout(options))(t);

@@ -136,56 +136,59 @@ test("every native export and method survives arguments of every wrong kind", ()
   assert.ok(out.threw > out.calls / 2, "most of them are refused");
 });
 
-test("numbers crossing napi are validated: NaN, negative, fractional, out of range give InvalidArg, never a panic", () => {
-  // Before: spinWhile(..., NaN) aborted the process; buffer(-64, 64) and
-  // buffer(NaN, 64) were taken as offset 0; abortOffset(2**32-1) wrapped.
-  const out = child("napi-abuse.cjs", "numbers");
-  const refused = Object.entries(out).filter(([, r]) => !r.ok);
-  for (const [name, r] of refused)
-    assert.ok(r.code === "InvalidArg" || r.code === "KNT_REGION_CORRUPT", `${name}: ${r.code} ${r.message}`);
-  for (const name of [
-    "spinWhile NaN",
-    "spinWhile -1",
-    "spinWhile Infinity",
-    "spinWhile index NaN",
-    "spinWhile value 1.5",
-    "spinWhileZero NaN",
-    "spinWhileZero huge count",
-    "abortOffset 2**32-1",
-    "abortOffset -1",
-    "abortOffset 1.5",
-    "controlBytes NaN",
-    "controlBytes -1",
-    "regionBytes 2**32",
-    "stealOffset 0.5",
-    "alloc NaN",
-    "alloc -64",
-    "alloc 1.5",
-    "free NaN",
-    "free -64",
-    "arena maxByteLength NaN",
-  ]) {
-    assert.equal(out[name].ok, false, `${name} was accepted: ${JSON.stringify(out[name])}`);
-    assert.equal(out[name].code, "InvalidArg", name);
-  }
-  assert.equal(out["abortOffset 1"].ok, true);
-  if (linux) {
+test(
+  "numbers crossing napi are validated: NaN, negative, fractional, out of range give InvalidArg, " + "never a panic",
+  () => {
+    // Before: spinWhile(..., NaN) aborted the process; buffer(-64, 64) and
+    // buffer(NaN, 64) were taken as offset 0; abortOffset(2**32-1) wrapped.
+    const out = child("napi-abuse.cjs", "numbers");
+    const refused = Object.entries(out).filter(([, r]) => !r.ok);
+    for (const [name, r] of refused)
+      assert.ok(r.code === "InvalidArg" || r.code === "KNT_REGION_CORRUPT", `${name}: ${r.code} ${r.message}`);
     for (const name of [
-      "buffer -64",
-      "buffer NaN",
-      "buffer 0.5",
-      "wake NaN",
-      "wake -1",
-      "create NaN",
-      "park NaN",
-      "park value 2**32",
+      "spinWhile NaN",
+      "spinWhile -1",
+      "spinWhile Infinity",
+      "spinWhile index NaN",
+      "spinWhile value 1.5",
+      "spinWhileZero NaN",
+      "spinWhileZero huge count",
+      "abortOffset 2**32-1",
+      "abortOffset -1",
+      "abortOffset 1.5",
+      "controlBytes NaN",
+      "controlBytes -1",
+      "regionBytes 2**32",
+      "stealOffset 0.5",
+      "alloc NaN",
+      "alloc -64",
+      "alloc 1.5",
+      "free NaN",
+      "free -64",
+      "arena maxByteLength NaN",
     ]) {
-      assert.equal(out[name].ok, false, `${name} was accepted`);
+      assert.equal(out[name].ok, false, `${name} was accepted: ${JSON.stringify(out[name])}`);
       assert.equal(out[name].code, "InvalidArg", name);
     }
-    assert.deepEqual(out["buffer 64"], { ok: true, value: "64" });
-  }
-});
+    assert.equal(out["abortOffset 1"].ok, true);
+    if (linux) {
+      for (const name of [
+        "buffer -64",
+        "buffer NaN",
+        "buffer 0.5",
+        "wake NaN",
+        "wake -1",
+        "create NaN",
+        "park NaN",
+        "park value 2**32",
+      ]) {
+        assert.equal(out[name].ok, false, `${name} was accepted`);
+        assert.equal(out[name].code, "InvalidArg", name);
+      }
+      assert.deepEqual(out["buffer 64"], { ok: true, value: "64" });
+    }
+  },
+);
 
 test("ProcessMemory.openFd takes only a sealed memfd of the right size, and closes nothing else", {
   skip: linux ? false : "Linux only",
@@ -246,7 +249,8 @@ test("named shared memory: a host SIGKILLed while its workers start leaves no na
     assert.deepEqual(
       shm(),
       [],
-      `run ${run} (killed ${run * 20} ms after createPool${out.includes("ready") ? ", workers ready" : ""}) left a name`,
+      `run ${run} (killed ${run * 20} ms after ` +
+        `createPool${out.includes("ready") ? ", workers ready" : ""}) left a name`,
     );
     assert.doesNotMatch(err, /EPIPE|Unhandled/, `run ${run}: ${err}`);
   }

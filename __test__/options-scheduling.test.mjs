@@ -407,7 +407,8 @@ const BAD = [
 
 test(`${BAD.length} wrong scheduling options: a TypeError/RangeError naming the key`, () => {
   for (const [options, Ctor, key] of BAD) {
-    const what = `resolveOptions(${String(JSON.stringify(options, (_k, v) => (typeof v === "bigint" ? `${v}n` : Number.isNaN(v) ? "NaN" : v)))})`;
+    const shown = (_k, v) => (typeof v === "bigint" ? `${v}n` : Number.isNaN(v) ? "NaN" : v);
+    const what = `resolveOptions(${String(JSON.stringify(options, shown))})`;
     throwsNaming(() => resolve(options), Ctor, key, what);
   }
 });
@@ -419,38 +420,42 @@ test("an unknown balancer lists the valid names", () => {
   assert.match(err.message, /got string "leastBusy"/);
 });
 
-test("bad KNITTING_STEAL / KNITTING_DISPATCHER values are a TypeError naming the variable, even when an option overrides them", () => {
-  for (const value of ["yes", "on", "2", "no", "tru"]) {
-    const err = throwsNaming(
-      () => resolve({ threads: 2 }, { KNITTING_STEAL: value }),
-      TypeError,
-      "KNITTING_STEAL",
-      value,
-    );
-    assert.match(err.message, /1, true, 0, false/);
-    throwsNaming(
-      () => resolve({ threads: 2, host: { steal: false } }, { KNITTING_STEAL: value }),
-      TypeError,
-      "KNITTING_STEAL",
-      `${value} + option`,
-    );
-  }
-  for (const value of ["perthread", "serial", "1"]) {
-    const err = throwsNaming(
-      () => resolve({ threads: 2 }, { KNITTING_DISPATCHER: value }),
-      TypeError,
-      "KNITTING_DISPATCHER",
-      value,
-    );
-    assert.match(err.message, /per-thread, serial-channel/);
-    throwsNaming(
-      () => resolve({ threads: 2, host: { dispatcher: "per-thread" } }, { KNITTING_DISPATCHER: value }),
-      TypeError,
-      "KNITTING_DISPATCHER",
-      `${value} + option`,
-    );
-  }
-});
+test(
+  "bad KNITTING_STEAL / KNITTING_DISPATCHER values are a TypeError naming the variable, even " +
+    "when an option overrides them",
+  () => {
+    for (const value of ["yes", "on", "2", "no", "tru"]) {
+      const err = throwsNaming(
+        () => resolve({ threads: 2 }, { KNITTING_STEAL: value }),
+        TypeError,
+        "KNITTING_STEAL",
+        value,
+      );
+      assert.match(err.message, /1, true, 0, false/);
+      throwsNaming(
+        () => resolve({ threads: 2, host: { steal: false } }, { KNITTING_STEAL: value }),
+        TypeError,
+        "KNITTING_STEAL",
+        `${value} + option`,
+      );
+    }
+    for (const value of ["perthread", "serial", "1"]) {
+      const err = throwsNaming(
+        () => resolve({ threads: 2 }, { KNITTING_DISPATCHER: value }),
+        TypeError,
+        "KNITTING_DISPATCHER",
+        value,
+      );
+      assert.match(err.message, /per-thread, serial-channel/);
+      throwsNaming(
+        () => resolve({ threads: 2, host: { dispatcher: "per-thread" } }, { KNITTING_DISPATCHER: value }),
+        TypeError,
+        "KNITTING_DISPATCHER",
+        `${value} + option`,
+      );
+    }
+  },
+);
 
 test("createPool reads the environment when it is called", () => {
   withEnv({ KNITTING_STEAL: "maybe" }, () => {
@@ -497,30 +502,33 @@ test("resolveTopology is a pure function of the validated options and the env it
   assert.deepEqual(validated, frozen, "its input is left as it was");
 });
 
-test("KNITTING_WORKER_RUNTIME sets the default worker.runtime; an explicit one wins; a bad value names the variable", () => {
-  const resolve = (options, env) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);
-  assert.equal(resolve({ threads: 2 }, {}).worker.runtime, "thread");
-  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
-  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: " Process " }).worker.runtime, "process");
-  assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "" }).worker.runtime, "thread");
-  assert.equal(
-    resolve({ threads: 2, worker: { runtime: "thread" } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
-    "thread",
-  );
-  assert.equal(
-    resolve({ threads: 2, worker: { hardTimeoutMs: 5 } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
-    "process",
-  );
-  assert.throws(
-    () => resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "fiber" }),
-    (err) =>
-      err instanceof TypeError &&
-      /KNITTING_WORKER_RUNTIME/.test(err.message) &&
-      /"thread" or "process"/.test(err.message),
-  );
-  // A wrong `worker` stays the error it is, whatever the environment says.
-  assert.throws(
-    () => resolve({ threads: 2, worker: 5 }, { KNITTING_WORKER_RUNTIME: "process" }),
-    (err) => err instanceof TypeError && /worker must be an object/.test(err.message),
-  );
-});
+test(
+  "KNITTING_WORKER_RUNTIME sets the default worker.runtime; an explicit one wins; a bad value " + "names the variable",
+  () => {
+    const resolve = (options, env) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);
+    assert.equal(resolve({ threads: 2 }, {}).worker.runtime, "thread");
+    assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime, "process");
+    assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: " Process " }).worker.runtime, "process");
+    assert.equal(resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "" }).worker.runtime, "thread");
+    assert.equal(
+      resolve({ threads: 2, worker: { runtime: "thread" } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
+      "thread",
+    );
+    assert.equal(
+      resolve({ threads: 2, worker: { hardTimeoutMs: 5 } }, { KNITTING_WORKER_RUNTIME: "process" }).worker.runtime,
+      "process",
+    );
+    assert.throws(
+      () => resolve({ threads: 2 }, { KNITTING_WORKER_RUNTIME: "fiber" }),
+      (err) =>
+        err instanceof TypeError &&
+        /KNITTING_WORKER_RUNTIME/.test(err.message) &&
+        /"thread" or "process"/.test(err.message),
+    );
+    // A wrong `worker` stays the error it is, whatever the environment says.
+    assert.throws(
+      () => resolve({ threads: 2, worker: 5 }, { KNITTING_WORKER_RUNTIME: "process" }),
+      (err) => err instanceof TypeError && /worker must be an object/.test(err.message),
+    );
+  },
+);

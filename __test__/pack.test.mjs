@@ -247,7 +247,8 @@ test("KNITTING_NATIVE_BINARY naming a missing file: an exact, actionable error, 
   const err = child.stderr;
   assert.ok(
     err.includes(
-      `knitting-native: could not load the native addon for ${triple} (Node.js ${process.version}, N-API ${process.versions.napi}).`,
+      `knitting-native: could not load the native addon for ${triple} (Node.js ${process.version}, ` +
+        `N-API ${process.versions.napi}).`,
     ),
     err,
   );
@@ -256,7 +257,8 @@ test("KNITTING_NATIVE_BINARY naming a missing file: an exact, actionable error, 
   assert.match(err, /Point KNITTING_NATIVE_BINARY at an existing knitting-native \.node file, or unset it/);
   assert.ok(
     err.includes(
-      `install Rust from https://rustup.rs, then run \`npm run build\` in ${resolve(root)} (it writes ${binaryName} there).`,
+      `install Rust from https://rustup.rs, then run \`npm run build\` in ${resolve(root)} (it ` +
+        `writes ${binaryName} there).`,
     ),
     err,
   );

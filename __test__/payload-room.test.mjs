@@ -273,35 +273,38 @@ test("a payload no empty region can hold is an error naming the limit to raise",
   }
 });
 
-test("a region full of lost blocks, with no call in flight, is an error instead of a wait that never ends", async () => {
-  const pool = createPool({ threads: 1, payload })(t);
-  try {
-    await within(pool.ready, 30_000, "start-up");
-    // Blocks nobody will free (as a worker that died between writing and
-    // publishing would leave), taken through the pool's internals.
-    const region = pool[Symbol.for("knitting-native.pool")].payload;
-    const lost = [];
-    for (;;) {
-      const at = region.tryWrite(new Uint8Array(512 * KB));
-      if (at === 0) break;
-      lost.push(at);
+test(
+  "a region full of lost blocks, with no call in flight, is an error instead of a wait that " + "never ends",
+  async () => {
+    const pool = createPool({ threads: 1, payload })(t);
+    try {
+      await within(pool.ready, 30_000, "start-up");
+      // Blocks nobody will free (as a worker that died between writing and
+      // publishing would leave), taken through the pool's internals.
+      const region = pool[Symbol.for("knitting-native.pool")].payload;
+      const lost = [];
+      for (;;) {
+        const at = region.tryWrite(new Uint8Array(512 * KB));
+        if (at === 0) break;
+        lost.push(at);
+      }
+      assert.ok(lost.length >= 7, `the region took ${lost.length} blocks`);
+      const err = await within(
+        pool.call.measure("l".repeat(900 * KB)).then(
+          () => null,
+          (e) => e,
+        ),
+        30_000,
+        "the call",
+      );
+      assert.ok(err instanceof RangeError);
+      assert.equal(err.code, "KNT_ERROR_3");
+      assert.match(err.message, /no call holds any of it/);
+      for (const at of lost) region.free(at);
+      const [len] = await within(pool.call.measure("l".repeat(900 * KB)), 30_000, "a call once the blocks are back");
+      assert.equal(len, 900 * KB);
+    } finally {
+      await pool.shutdown();
     }
-    assert.ok(lost.length >= 7, `the region took ${lost.length} blocks`);
-    const err = await within(
-      pool.call.measure("l".repeat(900 * KB)).then(
-        () => null,
-        (e) => e,
-      ),
-      30_000,
-      "the call",
-    );
-    assert.ok(err instanceof RangeError);
-    assert.equal(err.code, "KNT_ERROR_3");
-    assert.match(err.message, /no call holds any of it/);
-    for (const at of lost) region.free(at);
-    const [len] = await within(pool.call.measure("l".repeat(900 * KB)), 30_000, "a call once the blocks are back");
-    assert.equal(len, 900 * KB);
-  } finally {
-    await pool.shutdown();
-  }
-});
+  },
+);

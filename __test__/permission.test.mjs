@@ -179,94 +179,104 @@ test("a Bun or Deno host refuses a policy for its worker processes, naming the r
   return processPool({ mode: "unsafe", console: false }).shutdown();
 });
 
-test("thread workers: a restriction they cannot enforce, and any policy with the inliner, are refused at createPool", () => {
-  assert.throws(
-    () => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T),
-    invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/),
-  );
-  assert.throws(
-    () => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T),
-    invalidOption(/permission\.env\.allow cannot be enforced by worker threads/),
-  );
-  assert.throws(
-    () => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T),
-    invalidOption(/permission cannot be enforced with inliner/),
-  );
-  // Allow-everything values restrict nothing: accepted.
-  const open = createPool({
-    threads: 1,
-    worker: THREAD,
-    permission: { read: true, write: true, net: true, run: true, console: true },
-  })(T);
-  open.shutdown();
-  assert.throws(
-    () => createPool({ permission: "open" })(T),
-    invalidOption(/permission must be "unsafe", "strict" or a policy object/),
-  );
-  assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
-  assert.throws(
-    () => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T),
-    invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/),
-  );
-  assert.throws(
-    () => createPool({ permission: { read: [5] } })(T),
-    invalidOption(/permission\.read\[0\] must hold paths/),
-  );
-  assert.throws(
-    () => createPool({ permission: { env: { files: ".env" } } })(T),
-    invalidOption(/permission\.env\.files is not supported/),
-  );
-});
-
-test("a thread-worker task calling process.exit(1) gets a clear error, and the next call on that worker succeeds", async () => {
-  const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
-  try {
-    const before = await pool.call.whoami();
-    const err = await pool.call.exitWith(1).then(
-      () => assert.fail("must reject"),
-      (e) => e,
+test(
+  "thread workers: a restriction they cannot enforce, and any policy with the inliner, are " + "refused at createPool",
+  () => {
+    assert.throws(
+      () => createPool({ threads: 1, worker: THREAD, permission: { read: [dirA] } })(T),
+      invalidOption(/permission\.read cannot be enforced by worker threads .*share the host's process/),
     );
-    assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
-    assert.equal(err.task, "exitWith");
-    assert.match(err.message, /process\.exit\(\) was called by task "exitWith" in a worker thread and refused/);
-    // After an await, the task is still named.
-    const late = await pool.call.exitAfterAwait(2).then(
-      () => assert.fail("must reject"),
-      (e) => e,
+    assert.throws(
+      () => createPool({ threads: 1, worker: THREAD, permission: { env: { allow: ["A"] } } })(T),
+      invalidOption(/permission\.env\.allow cannot be enforced by worker threads/),
     );
-    assert.equal(late.code, "KNT_PROCESS_EXIT_REFUSED");
-    assert.equal(late.task, "exitAfterAwait");
-    // The same worker thread answers the next call.
-    assert.deepEqual(await pool.call.whoami(), before);
-    assert.equal(await pool.call.identity(42), 42);
-  } finally {
-    await pool.shutdown();
-  }
-});
+    assert.throws(
+      () => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T),
+      invalidOption(/permission cannot be enforced with inliner/),
+    );
+    // Allow-everything values restrict nothing: accepted.
+    const open = createPool({
+      threads: 1,
+      worker: THREAD,
+      permission: { read: true, write: true, net: true, run: true, console: true },
+    })(T);
+    open.shutdown();
+    assert.throws(
+      () => createPool({ permission: "open" })(T),
+      invalidOption(/permission must be "unsafe", "strict" or a policy object/),
+    );
+    assert.throws(() => createPool({ permission: { reed: [] } })(T), invalidOption(/unknown option permission\.reed/));
+    assert.throws(
+      () => createPool({ permission: { mode: "unsafe", read: [dirA] } })(T),
+      invalidOption(/permission\.read has no effect with permission\.mode "unsafe"/),
+    );
+    assert.throws(
+      () => createPool({ permission: { read: [5] } })(T),
+      invalidOption(/permission\.read\[0\] must hold paths/),
+    );
+    assert.throws(
+      () => createPool({ permission: { env: { files: ".env" } } })(T),
+      invalidOption(/permission\.env\.files is not supported/),
+    );
+  },
+);
 
-test("under a policy, an uncaught exception still ends a thread worker as without one (Node's own exit is let through)", async () => {
-  // Node's handler of an uncaught exception in a worker ends it with
-  // process.exit(): exit code 1, the exception as the cause.
-  for (const permission of ["unsafe", "strict"]) {
-    const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
+test(
+  "a thread-worker task calling process.exit(1) gets a clear error, and the next call on that " + "worker succeeds",
+  async () => {
+    const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
     try {
-      const { threadId } = await pool.call.throwLater(50);
-      const err = await pool.call.sleepThen(["held", 2000]).then(
+      const before = await pool.call.whoami();
+      const err = await pool.call.exitWith(1).then(
         () => assert.fail("must reject"),
         (e) => e,
       );
-      assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
-      // Bun ends such a worker with exit code 0 (README, Supported runtimes).
-      assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, permission);
-      assert.equal(err.threadId, threadId);
-      assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
-      // A replacement serves.
-      assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
+      assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
+      assert.equal(err.task, "exitWith");
+      assert.match(err.message, /process\.exit\(\) was called by task "exitWith" in a worker thread and refused/);
+      // After an await, the task is still named.
+      const late = await pool.call.exitAfterAwait(2).then(
+        () => assert.fail("must reject"),
+        (e) => e,
+      );
+      assert.equal(late.code, "KNT_PROCESS_EXIT_REFUSED");
+      assert.equal(late.task, "exitAfterAwait");
+      // The same worker thread answers the next call.
+      assert.deepEqual(await pool.call.whoami(), before);
+      assert.equal(await pool.call.identity(42), 42);
     } finally {
       await pool.shutdown();
     }
-  }
-});
+  },
+);
+
+test(
+  "under a policy, an uncaught exception still ends a thread worker as without one (Node's own " +
+    "exit is let through)",
+  async () => {
+    // Node's handler of an uncaught exception in a worker ends it with
+    // process.exit(): exit code 1, the exception as the cause.
+    for (const permission of ["unsafe", "strict"]) {
+      const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
+      try {
+        const { threadId } = await pool.call.throwLater(50);
+        const err = await pool.call.sleepThen(["held", 2000]).then(
+          () => assert.fail("must reject"),
+          (e) => e,
+        );
+        assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
+        // Bun ends such a worker with exit code 0 (README, Supported runtimes).
+        assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, permission);
+        assert.equal(err.threadId, threadId);
+        assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
+        // A replacement serves.
+        assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
+      } finally {
+        await pool.shutdown();
+      }
+    }
+  },
+);
 
 test('mode "unsafe" (with console: false) leaves process.exit() alone in thread workers: the worker ends', async () => {
   const pool = createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T);
@@ -301,21 +311,28 @@ test("process.abort() in a thread-worker task is refused under every policy (it 
   }
 });
 
-test("console: false mutes task code's console (threads and processes); the strict baseline mutes it, unsafe does not", async () => {
-  const cases = [
-    [{ threads: 1, worker: THREAD, permission: { console: false } }, true],
-    [{ threads: 1, worker: THREAD, permission: "strict" }, true],
-    [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
-    [{ threads: 1, worker: THREAD }, false],
-  ];
-  if (linux)
-    cases.push([{ threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } }, true]);
-  for (const [options, muted] of cases) {
-    const pool = createPool(options)(T);
-    try {
-      assert.equal(await pool.call.consoleMuted(), muted, JSON.stringify(options));
-    } finally {
-      await pool.shutdown();
+test(
+  "console: false mutes task code's console (threads and processes); the strict baseline mutes " +
+    "it, unsafe does not",
+  async () => {
+    const cases = [
+      [{ threads: 1, worker: THREAD, permission: { console: false } }, true],
+      [{ threads: 1, worker: THREAD, permission: "strict" }, true],
+      [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
+      [{ threads: 1, worker: THREAD }, false],
+    ];
+    if (linux)
+      cases.push([
+        { threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } },
+        true,
+      ]);
+    for (const [options, muted] of cases) {
+      const pool = createPool(options)(T);
+      try {
+        assert.equal(await pool.call.consoleMuted(), muted, JSON.stringify(options));
+      } finally {
+        await pool.shutdown();
+      }
     }
-  }
-});
+  },
+);

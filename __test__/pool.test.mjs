@@ -43,31 +43,34 @@ test("a promise argument is awaited before dispatch", async () => {
   }
 });
 
-test("pool shape: call, shutdown, Symbol.dispose; calling an unknown task throws a TypeError listing the tasks", async () => {
-  const pool = createPool({ threads: 1 })({ add: t.add, echo: t.echo });
-  try {
-    assert.deepEqual(Object.keys(pool.call).sort(), ["add", "echo"]);
-    assert.equal(typeof pool.shutdown, "function");
-    assert.equal(typeof pool[Symbol.dispose], "function");
-    assert.equal(typeof pool.call.unknown, "function", "pool.call.<unknown> is a function that throws");
-    assert.equal("unknown" in pool.call, false);
-    assert.equal(pool.call.then, undefined, "await pool.call does not call a task");
-    assert.throws(
-      () => pool.call.unknown(1),
-      (err) => {
-        assert.ok(err instanceof TypeError);
-        assert.equal(err.code, "KNT_UNKNOWN_TASK");
-        assert.match(err.message, /pool\.call\.unknown is not a task of this pool; its tasks: add, echo/);
-        return true;
-      },
-    );
-    assert.equal(await pool.call.add([2, 3]), 5, "the pool still serves");
-    assert.equal("send" in pool, false);
-    assert.equal("fastCall" in pool, false);
-  } finally {
-    await pool.shutdown();
-  }
-});
+test(
+  "pool shape: call, shutdown, Symbol.dispose; calling an unknown task throws a TypeError " + "listing the tasks",
+  async () => {
+    const pool = createPool({ threads: 1 })({ add: t.add, echo: t.echo });
+    try {
+      assert.deepEqual(Object.keys(pool.call).sort(), ["add", "echo"]);
+      assert.equal(typeof pool.shutdown, "function");
+      assert.equal(typeof pool[Symbol.dispose], "function");
+      assert.equal(typeof pool.call.unknown, "function", "pool.call.<unknown> is a function that throws");
+      assert.equal("unknown" in pool.call, false);
+      assert.equal(pool.call.then, undefined, "await pool.call does not call a task");
+      assert.throws(
+        () => pool.call.unknown(1),
+        (err) => {
+          assert.ok(err instanceof TypeError);
+          assert.equal(err.code, "KNT_UNKNOWN_TASK");
+          assert.match(err.message, /pool\.call\.unknown is not a task of this pool; its tasks: add, echo/);
+          return true;
+        },
+      );
+      assert.equal(await pool.call.add([2, 3]), 5, "the pool still serves");
+      assert.equal("send" in pool, false);
+      assert.equal("fastCall" in pool, false);
+    } finally {
+      await pool.shutdown();
+    }
+  },
+);
 
 test("errors thrown in tasks come back as rejections with name, message, stack and cause", async () => {
   const pool = createPool({ threads: 1 })({

@@ -42,7 +42,9 @@ test(`${CASES} cases of random writes into the shared regions: the host never cr
   child.stderr.on("data", (chunk) => (err += chunk));
   const [code, signal] = await new Promise((resolve) => child.on("exit", (c, s) => resolve([c, s])));
   clearTimeout(timer);
-  const where = `seed ${SEED} (rerun with KNT_FUZZ_SEED); last output: ${out.trim().split("\n").slice(-2).join(" | ")}; stderr: ${err.slice(-2000)}`;
+  const where =
+    `seed ${SEED} (rerun with KNT_FUZZ_SEED); last output: ` +
+    `${out.trim().split("\n").slice(-2).join(" | ")}; stderr: ${err.slice(-2000)}`;
   assert.equal(stalled, false, `the fuzzed host made no progress for ${STALL_MS} ms: ${where}`);
   assert.equal(signal, null, `the fuzzed host died by ${signal}: ${where}`);
   assert.equal(code, 0, `the fuzzed host exited with ${code}: ${where}`);

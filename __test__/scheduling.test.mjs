@@ -162,24 +162,27 @@ test("stealing: an idle worker takes the short calls while a long one runs on th
 // long one, round after round, idle or beside a busy core (CI runs this
 // file a second time next to one: scripts/with-busy-core.mjs).
 for (const runtime of ["thread", "process"]) {
-  test(`stealing, fresh ${runtime} pools: 100 tiny calls after a long one finish first in 20 of 20 rounds`, async () => {
-    const late = [];
-    for (let round = 0; round < 20; round++) {
-      const pool = createPool({ threads: 2, worker: runtime === "process" ? { runtime: "process" } : {} })(TASKS);
-      try {
-        await within(pool.ready, SETTLE_MS, "pool.ready");
-        const order = [];
-        const long = pool.call.spin(["long", 400]).then(() => order.push("long"));
-        const tiny = Array.from({ length: 100 }, (_, i) => pool.call.add([i, 1]).then(() => order.push(i)));
-        await within(Promise.all([long, ...tiny]), SETTLE_MS, "long and tiny calls");
-        if (order.indexOf("long") !== order.length - 1)
-          late.push(`round ${round}: ${order.length - 1 - order.indexOf("long")} tiny calls after the long one`);
-      } finally {
-        await within(pool.shutdown(), SETTLE_MS, "shutdown");
+  test(
+    `stealing, fresh ${runtime} pools: 100 tiny calls after a long one finish first in 20 of 20 ` + `rounds`,
+    async () => {
+      const late = [];
+      for (let round = 0; round < 20; round++) {
+        const pool = createPool({ threads: 2, worker: runtime === "process" ? { runtime: "process" } : {} })(TASKS);
+        try {
+          await within(pool.ready, SETTLE_MS, "pool.ready");
+          const order = [];
+          const long = pool.call.spin(["long", 400]).then(() => order.push("long"));
+          const tiny = Array.from({ length: 100 }, (_, i) => pool.call.add([i, 1]).then(() => order.push(i)));
+          await within(Promise.all([long, ...tiny]), SETTLE_MS, "long and tiny calls");
+          if (order.indexOf("long") !== order.length - 1)
+            late.push(`round ${round}: ${order.length - 1 - order.indexOf("long")} tiny calls after the long one`);
+        } finally {
+          await within(pool.shutdown(), SETTLE_MS, "shutdown");
+        }
       }
-    }
-    assert.deepEqual(late, [], "in every round every tiny call finished before the long one");
-  });
+      assert.deepEqual(late, [], "in every round every tiny call finished before the long one");
+    },
+  );
 }
 
 test("private lanes (roundRobin): short calls queued behind a long one wait for it", async () => {
@@ -236,53 +239,57 @@ test("array-form tasks: every lane, the inline one included, addresses tasks in 
   }
 });
 
-test("stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the other keeps serving, calls behind it are not stuck", async () => {
-  const pool = createPool({ threads: 2, worker: { hardTimeoutMs: 200 } })(TASKS);
-  try {
-    await pool.ready;
-    const p = internals(pool);
-    assert.ok(p.topology.steal, "a stealing pool");
-    const before = p.workers.map((w) => w.threadId);
-    const stuck = pool.call.spin(["stuck", 60_000]);
-    // The other worker takes these: a call nobody has started never waits
-    // behind the runaway.
-    const others = await within(
-      Promise.all(Array.from({ length: 50 }, (_, i) => pool.call.add([i, 1]))),
-      SETTLE_MS,
-      "calls beside the runaway",
-    );
-    others.forEach((v, i) => assert.equal(v, i + 1));
-    const err = await within(
-      stuck.then(
-        () => null,
-        (e) => e,
-      ),
-      SETTLE_MS,
-      "the runaway call",
-    );
-    assert.equal(err && err.code, "KNT_HARD_TIMEOUT", `got ${err}`);
-    assert.match(err.message, /spin/);
-    // One worker was replaced, the other is the same thread.
-    await within(
-      (async () => {
-        while (p.workers.some((w) => w === null) || p.workers.every((w, i) => w.threadId === before[i])) {
-          await new Promise((r) => setTimeout(r, 5));
-        }
-      })(),
-      SETTLE_MS,
-      "a replacement worker",
-    );
-    assert.equal(p.workers.filter((w, i) => w.threadId === before[i]).length, 1, "exactly one worker was replaced");
-    const after = await within(
-      Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 2]))),
-      SETTLE_MS,
-      "after",
-    );
-    after.forEach((v, i) => assert.equal(v, i + 2));
-  } finally {
-    await within(pool.shutdown(), SETTLE_MS, "shutdown");
-  }
-});
+test(
+  "stealing + worker.hardTimeoutMs: the runaway's worker is replaced, the other keeps serving, " +
+    "calls behind it are not stuck",
+  async () => {
+    const pool = createPool({ threads: 2, worker: { hardTimeoutMs: 200 } })(TASKS);
+    try {
+      await pool.ready;
+      const p = internals(pool);
+      assert.ok(p.topology.steal, "a stealing pool");
+      const before = p.workers.map((w) => w.threadId);
+      const stuck = pool.call.spin(["stuck", 60_000]);
+      // The other worker takes these: a call nobody has started never waits
+      // behind the runaway.
+      const others = await within(
+        Promise.all(Array.from({ length: 50 }, (_, i) => pool.call.add([i, 1]))),
+        SETTLE_MS,
+        "calls beside the runaway",
+      );
+      others.forEach((v, i) => assert.equal(v, i + 1));
+      const err = await within(
+        stuck.then(
+          () => null,
+          (e) => e,
+        ),
+        SETTLE_MS,
+        "the runaway call",
+      );
+      assert.equal(err && err.code, "KNT_HARD_TIMEOUT", `got ${err}`);
+      assert.match(err.message, /spin/);
+      // One worker was replaced, the other is the same thread.
+      await within(
+        (async () => {
+          while (p.workers.some((w) => w === null) || p.workers.every((w, i) => w.threadId === before[i])) {
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        })(),
+        SETTLE_MS,
+        "a replacement worker",
+      );
+      assert.equal(p.workers.filter((w, i) => w.threadId === before[i]).length, 1, "exactly one worker was replaced");
+      const after = await within(
+        Promise.all(Array.from({ length: 100 }, (_, i) => pool.call.add([i, 2]))),
+        SETTLE_MS,
+        "after",
+      );
+      after.forEach((v, i) => assert.equal(v, i + 2));
+    } finally {
+      await within(pool.shutdown(), SETTLE_MS, "shutdown");
+    }
+  },
+);
 
 // Work stealing over worker processes: the submit region and the pending
 // registry live in the cross-process mapping.
@@ -312,40 +319,44 @@ test("process workers, stealing: the idle process takes the short calls while a 
   }
 });
 
-test("process workers, stealing: a SIGKILLed worker's claimed calls reject naming its pid; the rest complete; a replacement serves", async () => {
-  const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
-  try {
-    await pool.ready;
-    const p = internals(pool);
-    const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
-    await new Promise((r) => setTimeout(r, 50));
-    const held = [0, 0];
-    for (let i = 0; i < p.topology.submit.slots; i++)
-      if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0)
-        held[p.topology.submit.ownerOf(i)]++;
-    const v = held[0] > 0 ? 0 : 1;
-    const victim = p.workers[v].pid;
-    process.kill(victim, "SIGKILL");
-    const results = await within(Promise.allSettled(calls), SETTLE_MS, "calls around a killed process");
-    let rejected = 0;
-    results.forEach((r, i) => {
-      if (r.status === "fulfilled") assert.equal(r.value, i);
-      else {
-        rejected++;
-        assert.equal(r.reason.code, "KNT_WORKER_EXIT", String(r.reason));
-        assert.match(r.reason.message, new RegExp(`pid ${victim}`));
-        assert.match(r.reason.message, /SIGKILL/);
-      }
-    });
-    assert.ok(rejected > 0, "the killed process held calls");
-    const after = await within(
-      Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 3]))),
-      SETTLE_MS,
-      "after",
-    );
-    after.forEach((x, i) => assert.equal(x, i + 3));
-    assert.ok(p.workers[v] !== null && p.workers[v].pid !== victim, "a replacement process");
-  } finally {
-    await within(pool.shutdown(), SETTLE_MS, "shutdown");
-  }
-});
+test(
+  "process workers, stealing: a SIGKILLed worker's claimed calls reject naming its pid; the rest " +
+    "complete; a replacement serves",
+  async () => {
+    const pool = createPool({ threads: 2, worker: { runtime: "process" } })(TASKS);
+    try {
+      await pool.ready;
+      const p = internals(pool);
+      const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
+      await new Promise((r) => setTimeout(r, 50));
+      const held = [0, 0];
+      for (let i = 0; i < p.topology.submit.slots; i++)
+        if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0)
+          held[p.topology.submit.ownerOf(i)]++;
+      const v = held[0] > 0 ? 0 : 1;
+      const victim = p.workers[v].pid;
+      process.kill(victim, "SIGKILL");
+      const results = await within(Promise.allSettled(calls), SETTLE_MS, "calls around a killed process");
+      let rejected = 0;
+      results.forEach((r, i) => {
+        if (r.status === "fulfilled") assert.equal(r.value, i);
+        else {
+          rejected++;
+          assert.equal(r.reason.code, "KNT_WORKER_EXIT", String(r.reason));
+          assert.match(r.reason.message, new RegExp(`pid ${victim}`));
+          assert.match(r.reason.message, /SIGKILL/);
+        }
+      });
+      assert.ok(rejected > 0, "the killed process held calls");
+      const after = await within(
+        Promise.all(Array.from({ length: 200 }, (_, i) => pool.call.add([i, 3]))),
+        SETTLE_MS,
+        "after",
+      );
+      after.forEach((x, i) => assert.equal(x, i + 3));
+      assert.ok(p.workers[v] !== null && p.workers[v].pid !== victim, "a replacement process");
+    } finally {
+      await within(pool.shutdown(), SETTLE_MS, "shutdown");
+    }
+  },
+);

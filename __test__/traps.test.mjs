@@ -52,17 +52,21 @@ function run(args, { env = {}, limitMs = 30_000 } = {}) {
 }
 
 for (const runtime of ["thread", "process"]) {
-  test(`trap: createPool at a task module's top level (no isMain guard) exits at once with KNT_POOL_IN_WORKER (${runtime} workers)`, async () => {
-    const r = await run([fixture("trap-no-guard.mjs")], { env: { TRAP_RUNTIME: runtime } });
-    assert.equal(r.timedOut, false, `the script must end by itself; stderr: ${r.stderr.slice(0, 2000)}`);
-    assert.equal(r.code, 1, `exit code; stderr: ${r.stderr.slice(0, 2000)}`);
-    assert.match(r.stderr, /createPool was called inside a pool worker/);
-    assert.match(r.stderr, /Guard it with `if \(isMain\)/);
-    assert.match(r.stderr, /move createPool out of the task module/);
-    // Bun prints code: "..." (Node '...'); Deno prints no properties of an uncaught error.
-    if (hostRuntime !== "deno") assert.match(r.stderr, /code: ['"]KNT_POOL_IN_WORKER['"]/);
-    assert.doesNotMatch(r.stdout, /result/, "the call rejects with that error");
-  });
+  test(
+    `trap: createPool at a task module's top level (no isMain guard) exits at once with ` +
+      `KNT_POOL_IN_WORKER (${runtime} workers)`,
+    async () => {
+      const r = await run([fixture("trap-no-guard.mjs")], { env: { TRAP_RUNTIME: runtime } });
+      assert.equal(r.timedOut, false, `the script must end by itself; stderr: ${r.stderr.slice(0, 2000)}`);
+      assert.equal(r.code, 1, `exit code; stderr: ${r.stderr.slice(0, 2000)}`);
+      assert.match(r.stderr, /createPool was called inside a pool worker/);
+      assert.match(r.stderr, /Guard it with `if \(isMain\)/);
+      assert.match(r.stderr, /move createPool out of the task module/);
+      // Bun prints code: "..." (Node '...'); Deno prints no properties of an uncaught error.
+      if (hostRuntime !== "deno") assert.match(r.stderr, /code: ['"]KNT_POOL_IN_WORKER['"]/);
+      assert.doesNotMatch(r.stdout, /result/, "the call rejects with that error");
+    },
+  );
 }
 
 test("trap: createPool in a worker thread started from inside a pool worker is refused too", async () => {
@@ -72,57 +76,66 @@ test("trap: createPool in a worker thread started from inside a pool worker is r
   assert.match(r.stdout, /nested: KNT_POOL_IN_WORKER .*started from inside a pool worker/);
 });
 
-test("createPool inside a pool worker: pool.ready and the pending calls reject with KNT_POOL_IN_WORKER, and no replacement starts", async () => {
-  const pool = createPool({ threads: 2 })({ add: W.add });
-  const internal = pool[Symbol.for("knitting-native.pool")];
-  let spawns = 0;
-  const spawn = internal.spawn.bind(internal);
-  internal.spawn = (lane) => {
-    spawns++;
-    return spawn(lane);
-  };
-  try {
-    const call = pool.call.add([1, 2]);
-    await assert.rejects(
-      within(pool.ready, 30_000, "pool.ready"),
-      (err) => err.code === "KNT_POOL_IN_WORKER" && /isMain/.test(err.message) && /\n\s+at /.test(err.stack),
-    );
-    await assert.rejects(within(call, 30_000, "pending call"), { code: "KNT_POOL_IN_WORKER" });
-    await assert.rejects(pool.call.add([1, 2]), { code: "KNT_POOL_IN_WORKER" }, "later calls too");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(spawns, 0, "no worker started after the refusal");
-  } finally {
-    await pool.shutdown();
-  }
-});
+test(
+  "createPool inside a pool worker: pool.ready and the pending calls reject with " +
+    "KNT_POOL_IN_WORKER, and no replacement starts",
+  async () => {
+    const pool = createPool({ threads: 2 })({ add: W.add });
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    let spawns = 0;
+    const spawn = internal.spawn.bind(internal);
+    internal.spawn = (lane) => {
+      spawns++;
+      return spawn(lane);
+    };
+    try {
+      const call = pool.call.add([1, 2]);
+      await assert.rejects(
+        within(pool.ready, 30_000, "pool.ready"),
+        (err) => err.code === "KNT_POOL_IN_WORKER" && /isMain/.test(err.message) && /\n\s+at /.test(err.stack),
+      );
+      await assert.rejects(within(call, 30_000, "pending call"), { code: "KNT_POOL_IN_WORKER" });
+      await assert.rejects(pool.call.add([1, 2]), { code: "KNT_POOL_IN_WORKER" }, "later calls too");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(spawns, 0, "no worker started after the refusal");
+    } finally {
+      await pool.shutdown();
+    }
+  },
+);
 
 for (const [runtime, doorbell] of [
   ["thread", true],
   ["thread", false],
   ["process", true],
 ]) {
-  test(`trap: a script that never calls shutdown() ends once its pool is idle (${runtime} workers${doorbell ? "" : ", no doorbell"})`, async () => {
-    const r = await run([fixture("trap-idle.mjs")], {
-      env: { TRAP_RUNTIME: runtime, TRAP_DOORBELL: doorbell ? "1" : "0" },
-    });
-    assert.equal(r.timedOut, false, `the process must end by itself; stdout: ${r.stdout}`);
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(
-      r.stdout,
-      /first 3\nidle-cpu [\d.]+\nbatch 5050\nslow 150\n/,
-      "every call, the late ones included, settled before the exit",
-    );
-    // Two spinning workers would burn ~2 cores (a ratio near 2); parked ones almost nothing.
-    const idleCpu = Number(/idle-cpu ([\d.]+)/.exec(r.stdout)[1]);
-    assert.ok(idleCpu < 0.5, `idle pool used ${idleCpu} of a core`);
-  });
+  test(
+    `trap: a script that never calls shutdown() ends once its pool is idle (${runtime} ` +
+      `workers${doorbell ? "" : ", no doorbell"})`,
+    async () => {
+      const r = await run([fixture("trap-idle.mjs")], {
+        env: { TRAP_RUNTIME: runtime, TRAP_DOORBELL: doorbell ? "1" : "0" },
+      });
+      assert.equal(r.timedOut, false, `the process must end by itself; stdout: ${r.stdout}`);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        /first 3\nidle-cpu [\d.]+\nbatch 5050\nslow 150\n/,
+        "every call, the late ones included, settled before the exit",
+      );
+      // Two spinning workers would burn ~2 cores (a ratio near 2); parked ones almost nothing.
+      const idleCpu = Number(/idle-cpu ([\d.]+)/.exec(r.stdout)[1]);
+      assert.ok(idleCpu < 0.5, `idle pool used ${idleCpu} of a core`);
+    },
+  );
 }
 
 const denoListen =
   "the task module's listen() fails before the worker reports ready on Deno, so the pool rejects pool.ready " +
   "(a lane whose first worker dies while starting fails the pool) and no back-off follows; " +
   "Deno also prints each worker's uncaught error itself";
-test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error is printed once without any debug flag", {
+test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error " +
+  "is printed once without any debug flag", {
   skip: skipOn({ deno: denoListen }),
 }, async () => {
   const r = await run([fixture("trap-listen.mjs")], { env: { TRAP_WINDOW_MS: "4000" } });
@@ -138,19 +151,26 @@ test("trap: workers dying right after start (EADDRINUSE outside the guard) back 
   assert.ok(starts >= 4 && starts <= 20, `${starts} worker starts in 4 s`);
 });
 
-test("a lane whose replacements keep dying before they are ready rejects pool.ready and the calls waiting with the first error", async () => {
-  const r = await run(
-    [
-      "--input-type=module",
-      "-e",
-      `
+test(
+  "a lane whose replacements keep dying before they are ready rejects pool.ready and the calls " +
+    "waiting with the first error",
+  async () => {
+    const r = await run(
+      [
+        "--input-type=module",
+        "-e",
+        `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import * as T from ${JSON.stringify(new URL("./fixtures/fault-tasks.mjs", import.meta.url).href)};
     const pool = createPool({ threads: 1, host: { steal: false } })({ add: T.add });
     const internal = pool[Symbol.for("knitting-native.pool")];
     await pool.ready;
     // From now on every worker dies while starting: its bootstrap ends it.
-    internal.bootstrap = { href: ${JSON.stringify(new URL("./fixtures/trap-boot-dies.mjs", import.meta.url).href)}, name: "boot", data: null };
+    internal.bootstrap = {
+      href: ${JSON.stringify(new URL("./fixtures/trap-boot-dies.mjs", import.meta.url).href)},
+      name: "boot",
+      data: null,
+    };
     internal.killedFor[0] = new Error("replaced by the test"); // as a hard timeout does: not a start-up failure
     internal.workers[0].terminate();
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -158,69 +178,80 @@ test("a lane whose replacements keep dying before they are ready rejects pool.re
     console.log(await call);
     // Later calls, made while the lane is backing off, reject with it too.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    console.log("later", await pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.message.split("\\n")[0]));
+    console.log(
+      "later",
+      await pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.message.split("\\n")[0]),
+    );
     await pool.shutdown();
   `,
-    ],
-    { limitMs: 60_000 },
-  );
-  assert.equal(r.timedOut, false, r.stderr);
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(
-    r.stdout,
-    /^rejected boot: this worker dies while starting\nlater rejected boot: this worker dies while starting\n/,
-  );
-  assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
-});
+      ],
+      { limitMs: 60_000 },
+    );
+    assert.equal(r.timedOut, false, r.stderr);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^rejected boot: this worker dies while starting\nlater rejected boot: this worker dies while starting\n/,
+    );
+    assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
+  },
+);
 
-test("a task that kills its worker again and again is not a start-up crash loop: no warning, no back-off, queued calls are served", async () => {
-  const warnings = [];
-  const onWarning = (w) => warnings.push(w);
-  process.on("warning", onWarning);
-  const pool = createPool({ threads: 1, host: { steal: false } })({ exitNow: T.exitNow, add: T.add });
-  try {
-    await pool.ready;
-    for (let i = 0; i < 4; i++) {
-      const crash = pool.call.exitNow(3);
-      const queued = pool.call.add([i, 1]);
-      await assert.rejects(within(crash, 30_000, "crash"), { code: "KNT_WORKER_EXIT" });
-      // Placed on the same lane behind the crash: rejected with it, or served by the replacement.
-      const r = await within(
-        queued.then(
-          (v) => v,
-          (e) => e.code,
-        ),
-        30_000,
-        "queued call",
+test(
+  "a task that kills its worker again and again is not a start-up crash loop: no warning, no " +
+    "back-off, queued calls are served",
+  async () => {
+    const warnings = [];
+    const onWarning = (w) => warnings.push(w);
+    process.on("warning", onWarning);
+    const pool = createPool({ threads: 1, host: { steal: false } })({ exitNow: T.exitNow, add: T.add });
+    try {
+      await pool.ready;
+      for (let i = 0; i < 4; i++) {
+        const crash = pool.call.exitNow(3);
+        const queued = pool.call.add([i, 1]);
+        await assert.rejects(within(crash, 30_000, "crash"), { code: "KNT_WORKER_EXIT" });
+        // Placed on the same lane behind the crash: rejected with it, or served by the replacement.
+        const r = await within(
+          queued.then(
+            (v) => v,
+            (e) => e.code,
+          ),
+          30_000,
+          "queued call",
+        );
+        assert.ok(r === i + 1 || r === "KNT_WORKER_EXIT", String(r));
+        assert.equal(await within(pool.call.add([i, 2]), 30_000, "call after the crash"), i + 2);
+      }
+      assert.deepEqual(
+        warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED"),
+        [],
       );
-      assert.ok(r === i + 1 || r === "KNT_WORKER_EXIT", String(r));
-      assert.equal(await within(pool.call.add([i, 2]), 30_000, "call after the crash"), i + 2);
+    } finally {
+      process.off("warning", onWarning);
+      await pool.shutdown();
     }
-    assert.deepEqual(
-      warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED"),
-      [],
-    );
-  } finally {
-    process.off("warning", onWarning);
-    await pool.shutdown();
-  }
-});
+  },
+);
 
-test("unknown task names: pool.call.nope() throws a TypeError with a code, naming it and listing the tasks", async () => {
-  const pool = createPool({ threads: 1 })({ add: T.add, echo: T.echo });
-  try {
-    assert.throws(
-      () => pool.call.nope(1),
-      (err) =>
-        err instanceof TypeError &&
-        err.code === "KNT_UNKNOWN_TASK" &&
-        /pool\.call\.nope is not a task of this pool; its tasks: add, echo/.test(err.message),
-    );
-    assert.equal(await pool.call.add([1, 2]), 3);
-  } finally {
-    await pool.shutdown();
-  }
-});
+test(
+  "unknown task names: pool.call.nope() throws a TypeError with a code, naming it and listing " + "the tasks",
+  async () => {
+    const pool = createPool({ threads: 1 })({ add: T.add, echo: T.echo });
+    try {
+      assert.throws(
+        () => pool.call.nope(1),
+        (err) =>
+          err instanceof TypeError &&
+          err.code === "KNT_UNKNOWN_TASK" &&
+          /pool\.call\.nope is not a task of this pool; its tasks: add, echo/.test(err.message),
+      );
+      assert.equal(await pool.call.add([1, 2]), 3);
+    } finally {
+      await pool.shutdown();
+    }
+  },
+);
 
 test("option errors carry KNT_INVALID_OPTION, and every limit message names the full option path", async () => {
   for (const [options, path] of [
@@ -255,23 +286,27 @@ test("knitting's balancer object form { strategy } is accepted", () => {
   assert.equal(resolveOptions({ threads: 2, balancer: { strategy: "robinRound" } }, 64, 1024).balancer, "roundRobin");
 });
 
-test("payload defaults follow the maximum: payloadMaxByteLength alone works, initial clamped, maxPayloadBytes = max / 8", async () => {
-  const o = resolveOptions({ payload: { payloadMaxByteLength: 1 << 20 } }, 64, 1024);
-  assert.equal(o.payloadInitialBytes, 1 << 20);
-  assert.equal(o.payloadMaxByteLength, 1 << 20);
-  assert.equal(o.maxPayloadBytes, (1 << 20) / 8);
-  const big = resolveOptions({ payload: { payloadMaxByteLength: 256 << 20 } }, 64, 1024);
-  assert.equal(big.payloadInitialBytes, 4 << 20, "the default initial size when it fits");
-  assert.equal(big.maxPayloadBytes, 32 << 20);
-  const pool = createPool({ threads: 1, payload: { payloadMaxByteLength: 1 << 20 } })({ echo: T.echo });
-  try {
-    const s = "y".repeat(100_000);
-    assert.equal(await pool.call.echo(s), s);
-    await assert.rejects(pool.call.echo("z".repeat(200_000)), { code: "KNT_ERROR_3" });
-  } finally {
-    await pool.shutdown();
-  }
-});
+test(
+  "payload defaults follow the maximum: payloadMaxByteLength alone works, initial clamped, " +
+    "maxPayloadBytes = max / 8",
+  async () => {
+    const o = resolveOptions({ payload: { payloadMaxByteLength: 1 << 20 } }, 64, 1024);
+    assert.equal(o.payloadInitialBytes, 1 << 20);
+    assert.equal(o.payloadMaxByteLength, 1 << 20);
+    assert.equal(o.maxPayloadBytes, (1 << 20) / 8);
+    const big = resolveOptions({ payload: { payloadMaxByteLength: 256 << 20 } }, 64, 1024);
+    assert.equal(big.payloadInitialBytes, 4 << 20, "the default initial size when it fits");
+    assert.equal(big.maxPayloadBytes, 32 << 20);
+    const pool = createPool({ threads: 1, payload: { payloadMaxByteLength: 1 << 20 } })({ echo: T.echo });
+    try {
+      const s = "y".repeat(100_000);
+      assert.equal(await pool.call.echo(s), s);
+      await assert.rejects(pool.call.echo("z".repeat(200_000)), { code: "KNT_ERROR_3" });
+    } finally {
+      await pool.shutdown();
+    }
+  },
+);
 
 test('payload.mode "fixed": the region never grows past its initial size', async () => {
   const pool = createPool({
@@ -304,62 +339,70 @@ for (const [label, options] of [
   ["private lanes", { threads: 2, host: { steal: false } }],
   ["inline lane", { threads: 1, inliner: {} }],
 ]) {
-  test(`SharedArrayBuffers pass by reference to thread workers and back; typed arrays over one keep pointing at the same memory (${label})`, async () => {
-    const pool = createPool(options)({ bump, makeShared, sharedInfo });
-    const internal = pool[Symbol.for("knitting-native.pool")];
-    try {
-      const sab = new SharedArrayBuffer(16);
-      const view = new Int32Array(sab, 4, 2);
-      const back = await pool.call.bump(view);
-      assert.deepEqual([...new Int32Array(sab)], [0, 1, 1, 0], "the worker wrote into the host's memory");
-      assert.ok(back instanceof Int32Array && back.buffer instanceof SharedArrayBuffer);
-      assert.equal(back.byteOffset, 4);
-      assert.equal(back.length, 2);
-      back[0] = 40;
-      assert.equal(new Int32Array(sab)[1], 40, "the returned view is over the same memory");
-      await Promise.all(Array.from({ length: 300 }, () => pool.call.bump(view)));
-      assert.deepEqual([...new Int32Array(sab)], [0, 340, 301, 0], "300 calls, every one on the same memory");
-      const made = await pool.call.makeShared(3);
-      assert.ok(
-        made.buffer instanceof SharedArrayBuffer && made.length === 3,
-        "a worker's SharedArrayBuffer reaches the host",
-      );
-      // A SharedArrayBuffer in a call that goes through the payload region.
-      assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), {
-        shared: true,
-        bytes: 16,
-        big: 5000,
-      });
-      if (internal.sharedRefs !== null && internal.topology.inline === null) {
-        assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
-        assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
+  test(
+    `SharedArrayBuffers pass by reference to thread workers and back; typed arrays over one keep ` +
+      `pointing at the same memory (${label})`,
+    async () => {
+      const pool = createPool(options)({ bump, makeShared, sharedInfo });
+      const internal = pool[Symbol.for("knitting-native.pool")];
+      try {
+        const sab = new SharedArrayBuffer(16);
+        const view = new Int32Array(sab, 4, 2);
+        const back = await pool.call.bump(view);
+        assert.deepEqual([...new Int32Array(sab)], [0, 1, 1, 0], "the worker wrote into the host's memory");
+        assert.ok(back instanceof Int32Array && back.buffer instanceof SharedArrayBuffer);
+        assert.equal(back.byteOffset, 4);
+        assert.equal(back.length, 2);
+        back[0] = 40;
+        assert.equal(new Int32Array(sab)[1], 40, "the returned view is over the same memory");
+        await Promise.all(Array.from({ length: 300 }, () => pool.call.bump(view)));
+        assert.deepEqual([...new Int32Array(sab)], [0, 340, 301, 0], "300 calls, every one on the same memory");
+        const made = await pool.call.makeShared(3);
+        assert.ok(
+          made.buffer instanceof SharedArrayBuffer && made.length === 3,
+          "a worker's SharedArrayBuffer reaches the host",
+        );
+        // A SharedArrayBuffer in a call that goes through the payload region.
+        assert.deepEqual(await pool.call.sharedInfo({ sab, big: "x".repeat(5000) }), {
+          shared: true,
+          bytes: 16,
+          big: 5000,
+        });
+        if (internal.sharedRefs !== null && internal.topology.inline === null) {
+          assert.equal(internal.sharedRefs.live.size, 0, "settled calls release their buffers");
+          assert.equal(internal.sharedRefs.received.size, 0, "every buffer a worker sent was taken");
+        }
+      } finally {
+        await pool.shutdown();
       }
+    },
+  );
+}
+
+test(
+  "a SharedArrayBuffer to a worker process is refused with a clear error naming the alternative; " +
+    "the pool keeps serving",
+  async () => {
+    const pool = createPool({ threads: 1, worker: { runtime: "process" } })({ bump, sharedInfo });
+    try {
+      for (const arg of [new Int32Array(new SharedArrayBuffer(8)), { sab: new SharedArrayBuffer(8), big: "" }]) {
+        await assert.rejects(
+          pool.call.sharedInfo(arg),
+          (err) =>
+            err instanceof TypeError &&
+            err.code === "KNT_ERROR_2" &&
+            /cannot be sent to or from a worker process/.test(err.message) &&
+            /typed array to send it by value/.test(err.message) &&
+            /worker\.runtime "thread"/.test(err.message),
+        );
+      }
+      const plain = await pool.call.bump(new Int32Array([1, 2]));
+      assert.deepEqual([...plain], [2, 3], "a copied typed array still works");
     } finally {
       await pool.shutdown();
     }
-  });
-}
-
-test("a SharedArrayBuffer to a worker process is refused with a clear error naming the alternative; the pool keeps serving", async () => {
-  const pool = createPool({ threads: 1, worker: { runtime: "process" } })({ bump, sharedInfo });
-  try {
-    for (const arg of [new Int32Array(new SharedArrayBuffer(8)), { sab: new SharedArrayBuffer(8), big: "" }]) {
-      await assert.rejects(
-        pool.call.sharedInfo(arg),
-        (err) =>
-          err instanceof TypeError &&
-          err.code === "KNT_ERROR_2" &&
-          /cannot be sent to or from a worker process/.test(err.message) &&
-          /typed array to send it by value/.test(err.message) &&
-          /worker\.runtime "thread"/.test(err.message),
-      );
-    }
-    const plain = await pool.call.bump(new Int32Array([1, 2]));
-    assert.deepEqual([...plain], [2, 3], "a copied typed array still works");
-  } finally {
-    await pool.shutdown();
-  }
-});
+  },
+);
 
 test("worker.bootstrap gets (data, { thread, totalNumberOfThread, runtime })", async () => {
   const pool = createPool({
@@ -397,7 +440,11 @@ test("worker.timers and debug channels are accepted and applied", async () => {
     `
     import { createPool } from ${JSON.stringify(new URL("../index.mjs", import.meta.url).href)};
     import * as T from ${JSON.stringify(new URL("./fixtures/fault-tasks.mjs", import.meta.url).href)};
-    const pool = createPool({ threads: 1, debug: { lifecycle: true }, worker: { timers: { spinMicroseconds: 0, parkMs: 5 } } })({ add: T.add });
+    const pool = createPool({
+      threads: 1,
+      debug: { lifecycle: true },
+      worker: { timers: { spinMicroseconds: 0, parkMs: 5 } },
+    })({ add: T.add });
     let sum = 0;
     for (let i = 0; i < 50; i++) { sum += await pool.call.add([i, 0]); await new Promise((r) => setTimeout(r, 2)); }
     console.log("sum", sum);
@@ -410,11 +457,14 @@ test("worker.timers and debug channels are accepted and applied", async () => {
   assert.doesNotMatch(r.stderr, /knitting-native:(host|imports|signals)/, "only that channel");
 });
 
-test("many tasks: 65,536 exported bare functions start a pool well within the bound; 65,537 are a RangeError", async () => {
-  const ok = await run([fixture("trap-many.mjs"), "65536"], { limitMs: 90_000 });
-  assert.equal(ok.timedOut, false, "task discovery must be linear (it took minutes)");
-  assert.equal(ok.stdout.trim(), "ok 65536", ok.stderr);
-  const over = await run([fixture("trap-many.mjs"), "65537"], { limitMs: 90_000 });
-  assert.equal(over.timedOut, false);
-  assert.match(over.stdout, /^RangeError KNT_TOO_MANY_TASKS .*65537 tasks; a pool takes at most 65536/);
-});
+test(
+  "many tasks: 65,536 exported bare functions start a pool well within the bound; 65,537 are a " + "RangeError",
+  async () => {
+    const ok = await run([fixture("trap-many.mjs"), "65536"], { limitMs: 90_000 });
+    assert.equal(ok.timedOut, false, "task discovery must be linear (it took minutes)");
+    assert.equal(ok.stdout.trim(), "ok 65536", ok.stderr);
+    const over = await run([fixture("trap-many.mjs"), "65537"], { limitMs: 90_000 });
+    assert.equal(over.timedOut, false);
+    assert.match(over.stdout, /^RangeError KNT_TOO_MANY_TASKS .*65537 tasks; a pool takes at most 65536/);
+  },
+);

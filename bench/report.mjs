@@ -369,7 +369,8 @@ export async function reportMain(argv) {
   const ours = S.knitting;
   const peersOf = () => pools.map((p) => S[p.key]);
   const thr = (o, p) => (o && Number.isFinite(o) && Number.isFinite(p) && p > 0 ? o / p : NaN); // ours/peer
-  const tim = (o, p) => (Number.isFinite(o) && Number.isFinite(p) ? (o > 0 ? p / o : p > 0 ? Infinity : NaN) : NaN); // peer/ours
+  // peer/ours
+  const tim = (o, p) => (Number.isFinite(o) && Number.isFinite(p) ? (o > 0 ? p / o : p > 0 ? Infinity : NaN) : NaN);
   const failNote = (s) => (s.status === "unavailable" ? "NOT AVAILABLE" : s.status === "error" ? "FAILED" : null);
   const rowLabel = (s) =>
     `${s.label}${s.mismatches > 0 ? " (WRONG RESULTS)" : s.status === "error" ? " (FAILED)" : ""}`;
@@ -389,7 +390,8 @@ export async function reportMain(argv) {
   md.push(`- **pools:** ${pools.map((p) => p.label).join(", ")}; ${T} worker threads each (workload 7: 1, 2 and 4)`);
   md.push(
     `- **method:** every measurement repeated ${cfg.reps}x, median reported; each pool runs in a fresh child ` +
-      `process per rep (${jobs.length} processes in all), one at a time, pools taking turns rep by rep; every result checked`,
+      `process per rep (${jobs.length} processes in all), one at a time, pools taking turns rep by ` +
+      `rep; every result checked`,
   );
   md.push(`- **run time:** ${runMinutes.toFixed(1)} min`);
   md.push(
@@ -402,8 +404,10 @@ export async function reportMain(argv) {
     if (all.length) {
       const busy = all.filter((v) => v >= 0.25).length;
       md.push(
-        `- **machine noise:** other processes used a median ${fmtCores(med(all))} of ${cpu.availableParallelism} cores ` +
-          `during the measured phases (max ${fmtCores(Math.max(...all))}; ${busy} of ${all.length} phases had >= 0.25 cores taken); ` +
+        `- **machine noise:** other processes used a median ${fmtCores(med(all))} of ` +
+          `${cpu.availableParallelism} cores ` +
+          `during the measured phases (max ${fmtCores(Math.max(...all))}; ${busy} of ${all.length} ` +
+          `phases had >= 0.25 cores taken); ` +
           "see **Machine noise**",
       );
       if (med(all) >= 0.25) {
@@ -416,10 +420,13 @@ export async function reportMain(argv) {
     }
   }
   md.push(
-    `- **call counts chosen** (${cfg.quick ? "quick smoke version" : "to keep the full run well under 20 minutes on this machine"}): ` +
+    `- **call counts chosen** ` +
+      `(${cfg.quick ? "quick smoke version" : "to keep the full run well under 20 minutes on this machine"}): ` +
       `tiny calls ${fmtInt(c.calls)} per rep (${fmtInt(c.window)} in flight); sequential ${fmtInt(c.seq)}; ` +
-      `payloads ${fmtInt(c.payloadCalls)} round trips each (${c.payloadWindow} in flight, after ${fmtInt(c.payloadWarmup)} warm-up); ` +
-      `CPU-bound ${fmtInt(c.cpuTasks)} x ${c.cpuMs} ms; start-up ${cfg.reps * cfg.startupPerRep} child process${cfg.reps * cfg.startupPerRep > 1 ? "es" : ""} per pool; ` +
+      `payloads ${fmtInt(c.payloadCalls)} round trips each (${c.payloadWindow} in flight, after ` +
+      `${fmtInt(c.payloadWarmup)} warm-up); ` +
+      `CPU-bound ${fmtInt(c.cpuTasks)} x ${c.cpuMs} ms; start-up ${cfg.reps * cfg.startupPerRep} ` +
+      `child process${cfg.reps * cfg.startupPerRep > 1 ? "es" : ""} per pool; ` +
       `warm-up ${fmtInt(c.warmupCalls)} tiny + ${fmtInt(c.warmupSeq)} sequential calls per process; ` +
       `idle: ${c.idleSettleMs} ms settle + ${c.idleMs} ms`,
   );
@@ -438,7 +445,8 @@ export async function reportMain(argv) {
       if (r.mismatches > 0) {
         const f = r.firstMismatch;
         problemLines.push(
-          `ERROR: ${s.label}: ${r.mismatches} WRONG RESULTS in ${where}; first in ${f?.workload}: call ${f?.call}: ${f?.what}`,
+          `ERROR: ${s.label}: ${r.mismatches} WRONG RESULTS in ${where}; first in ${f?.workload}: ` +
+            `call ${f?.call}: ${f?.what}`,
         );
       }
       if (r.status !== "ok")
@@ -503,8 +511,10 @@ export async function reportMain(argv) {
   md.push("");
   md.push(
     `Echo round trips (the worker returns its argument), ${fmtInt(c.payloadCalls)} per payload with ` +
-      `${c.payloadWindow} in flight; ${VARIANTS} distinct prebuilt values per payload, each result compared with what ` +
-      "was sent (strings with `===`, bytes with a full compare, objects field by field). MB/s = payload bytes (one way; " +
+      `${c.payloadWindow} in flight; ${VARIANTS} distinct prebuilt values per payload, each result ` +
+      `compared with what ` +
+      "was sent (strings with `===`, bytes with a full compare, objects field by field). MB/s = " +
+      "payload bytes (one way; " +
       "a round trip carries them twice) x calls/s, MB = 10^6 bytes. Payloads: " +
       payloads.map((p) => `${p.label}${p.bytesNote ? ` (${p.bytesNote})` : ` (${fmtInt(p.bytes)} bytes)`}`).join(", ") +
       ". Higher is better.",
@@ -539,7 +549,8 @@ export async function reportMain(argv) {
     `${fmtInt(c.cpuTasks)} tasks, each busy-spinning ${c.cpuMs} ms in the worker ` +
       "(`while (performance.now() < end)`), all submitted at once; makespan = first submission to last result; " +
       `ideal = ${fmtInt(c.cpuTasks)} x ${c.cpuMs} ms / ${T} threads = ${fmtInt((c.cpuTasks * c.cpuMs) / T)} ms; ` +
-      `overhead = makespan / ideal - 1. The host thread shares the ${cpu.availableParallelism} vCPUs with the workers. Lower is better.`,
+      `overhead = makespan / ideal - 1. The host thread shares the ${cpu.availableParallelism} ` +
+      `vCPUs with the workers. Lower is better.`,
   );
   md.push("");
   md.push(
@@ -567,7 +578,8 @@ export async function reportMain(argv) {
   md.push("");
   md.push(
     "*other processes*: CPU the rest of the machine used meanwhile (see **Machine noise**); a rep with ~1 core " +
-      "taken by others leaves the two workers about one core between them, which can nearly double that rep's makespan.",
+      "taken by others leaves the two workers about one core between them, which can nearly double " +
+      "that rep's makespan.",
   );
   md.push("");
 
@@ -577,9 +589,12 @@ export async function reportMain(argv) {
   md.push(
     `From the constructor (\`createPool(...)(tasks)\`, \`new Piscina\`, \`new Tinypool\`, \`workerpool.pool\`, ` +
       "`new RawPostMessagePool`) to the first call's result (`add([1, 2])`), in a new child process per measurement " +
-      `(${cfg.reps * cfg.startupPerRep} per pool), after the library itself was imported. Lower is better. The pool then ` +
-      `idles ${c.startupSettleMs} ms and shuts down (shutdown ms): terminating piscina workers that were still loading their ` +
-      "module aborted Node 20.20 once (V8 FATAL ERROR in ModuleWrap::InstantiateSync), so the pools are left to finish starting.",
+      `(${cfg.reps * cfg.startupPerRep} per pool), after the library itself was imported. Lower is ` +
+      `better. The pool then ` +
+      `idles ${c.startupSettleMs} ms and shuts down (shutdown ms): terminating piscina workers that ` +
+      `were still loading their ` +
+      "module aborted Node 20.20 once (V8 FATAL ERROR in ModuleWrap::InstantiateSync), so the pools " +
+      "are left to finish starting.",
   );
   md.push("");
   md.push(
@@ -604,7 +619,8 @@ export async function reportMain(argv) {
   md.push(
     `RSS of the whole host process (its worker threads included), MiB. Idle: after start-up and warm-up, ` +
       `a \`gc()\` of the host heap, ${c.idleSettleMs} ms settle, then \`process.memoryUsage().rss\`. Peak: the ` +
-      `highest RSS sampled every ${c.rssEveryMs} ms during the tiny-call run (maxRSS = \`process.resourceUsage().maxRSS\` ` +
+      `highest RSS sampled every ${c.rssEveryMs} ms during the tiny-call run (maxRSS = ` +
+      `\`process.resourceUsage().maxRSS\` ` +
       "at its end, the process's lifetime peak). Lower is better.",
   );
   md.push("");

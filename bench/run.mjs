@@ -647,7 +647,8 @@ async function callsTable(opts, cfg, selected) {
     `threads per pool: ${cfg.threads}; reps: ${cfg.reps} (median reported)${cfg.quick ? "; QUICK smoke run" : ""}`,
   );
   out.push(
-    `tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding window), every result checked`,
+    `tiny calls: ${fmtInt(cfg.calls)} x add([i, 1]), ${fmtInt(cfg.window)} in flight (sliding ` +
+      `window), every result checked`,
   );
   out.push(
     `sequential: ${fmtInt(cfg.seq)} x await add([i, 1]), one at a time` +

@@ -43,7 +43,8 @@ function timeoutError(name, time) {
 /** worker.hardTimeoutMs passed: the worker running the call was replaced. */
 function hardTimeoutError(name, ms, lane) {
   const err = new Error(
-    `knitting-native: task "${name}" ran longer than worker.hardTimeoutMs (${ms} ms); worker ${lane} was terminated and replaced`,
+    `knitting-native: task "${name}" ran longer than worker.hardTimeoutMs (${ms} ms); worker ` +
+      `${lane} was terminated and replaced`,
   );
   err.code = "KNT_HARD_TIMEOUT";
   return err;
@@ -57,7 +58,8 @@ function abortError(reason) {
 /** More abort-aware calls in flight than abortSignalCapacity. */
 function signalsExhaustedError(capacity, name) {
   const err = new RangeError(
-    `knitting-native: cannot start "${name}": all ${capacity} abort signals (abortSignalCapacity) are held by abort-aware calls in flight; raise abortSignalCapacity or wait for calls to settle`,
+    `knitting-native: cannot start "${name}": all ${capacity} abort signals (abortSignalCapacity) ` +
+      `are held by abort-aware calls in flight; raise abortSignalCapacity or wait for calls to settle`,
   );
   err.code = "KNT_ABORT_SIGNALS_EXHAUSTED";
   return err;

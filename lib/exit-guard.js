@@ -25,7 +25,8 @@ function culprit() {
 function refusal(what, why) {
   const who = culprit();
   const err = new Error(
-    `knitting-native: ${what} was called by ${who} in a worker thread and refused: ${why}. Throw an error or return instead; the worker keeps running.`,
+    `knitting-native: ${what} was called by ${who} in a worker thread and refused: ${why}. Throw an ` +
+      `error or return instead; the worker keeps running.`,
   );
   err.code = "KNT_PROCESS_EXIT_REFUSED";
   err.task = running !== null ? running : pending.size === 1 ? [...pending.keys()][0] : undefined;

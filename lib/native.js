@@ -51,7 +51,8 @@ function noBinary(triple, tried, override) {
   const fixes = [];
   if (override) {
     fixes.push(
-      "Point KNITTING_NATIVE_BINARY at an existing knitting-native .node file, or unset it to use the local build or the prebuilt package.",
+      "Point KNITTING_NATIVE_BINARY at an existing knitting-native .node file, or unset it to use " +
+        "the local build or the prebuilt package.",
     );
   } else if (TARGETS[triple]) {
     fixes.push(

@@ -284,7 +284,8 @@ class PayloadRegion {
     if (length < 0 || start + length > this.u8.length) {
       // Not a block of this region: nothing to decode, nothing to free.
       throw regionCorruptError(
-        `a slot points at ${length} payload bytes at offset ${offset}, outside the ${this.u8.length}-byte payload region`,
+        `a slot points at ${length} payload bytes at offset ${offset}, outside the ` +
+          `${this.u8.length}-byte payload region`,
       );
     }
     try {
@@ -359,7 +360,8 @@ function limitError(message, cause) {
 
 function tooLargeError(size, max, capacity) {
   return limitError(
-    `payload of ${size} bytes does not fit the payload region even when it is empty: payload.payloadMaxByteLength (${max} bytes) ` +
+    `payload of ${size} bytes does not fit the payload region even when it is empty: ` +
+      `payload.payloadMaxByteLength (${max} bytes) ` +
       `holds at most ${capacity} bytes per payload; raise payload.payloadMaxByteLength (createPool option)`,
   );
 }

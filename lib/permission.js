@@ -145,7 +145,8 @@ function resolvePermission(input) {
   if (input === "strict") input = { mode: "strict" };
   if (!isPlainObject(input)) {
     throw optionError(
-      `permission must be "unsafe", "strict" or a policy object { mode, read, write, net, env, ... }, got ${describe(input)}`,
+      `permission must be "unsafe", "strict" or a policy object { mode, read, write, net, env, ... ` +
+        `}, got ${describe(input)}`,
     );
   }
   checkKeys(input, KEYS, "permission.");
@@ -160,7 +161,8 @@ function resolvePermission(input) {
     const extra = [...given].find((k) => k !== "console");
     if (extra !== undefined)
       throw optionError(
-        `permission.${extra} has no effect with permission.mode "unsafe" (which allows everything); drop one of the two`,
+        `permission.${extra} has no effect with permission.mode "unsafe" (which allows everything); ` +
+          `drop one of the two`,
       );
     if (input.console === undefined || input.console === true) return null;
     return { mode, given, unrestricted: true, console: false };
@@ -189,7 +191,8 @@ function resolvePermission(input) {
   checkKeys(env, ["allow", "deny", "files"], "permission.env.");
   if (env.files !== undefined) {
     throw optionError(
-      "permission.env.files is not supported: workers get the host's environment (or worker.env); load an env file into worker.env yourself",
+      "permission.env.files is not supported: workers get the host's environment (or worker.env); " +
+        "load an env file into worker.env yourself",
     );
   }
 
@@ -300,7 +303,8 @@ const nodeProcess = {
         runtime,
         hasNet
           ? "--allow-net is all-or-nothing (no host list); use net: true or leave net out (no network)"
-          : "this Node.js cannot restrict the network at all (--allow-net arrives in Node.js 25); use net: true, or an OS sandbox through worker.processCommandPrefix",
+          : "this Node.js cannot restrict the network at all (--allow-net arrives in Node.js 25); " +
+              "use net: true, or an OS sandbox through worker.processCommandPrefix",
       );
     }
     if (nonEmpty(policy.denyNet)) throw refused("denyNet", runtime, "Node's permission model has no network deny list");
@@ -308,13 +312,15 @@ const nodeProcess = {
       throw refused(
         "env.allow",
         runtime,
-        "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env",
+        "Node's permission model does not cover environment variables; pass only the variables a " +
+          "worker may see through worker.env",
       );
     if (nonEmpty(policy.envDeny))
       throw refused(
         "env.deny",
         runtime,
-        "Node's permission model does not cover environment variables; pass only the variables a worker may see through worker.env",
+        "Node's permission model does not cover environment variables; pass only the variables a " +
+          "worker may see through worker.env",
       );
     if (Array.isArray(policy.run) && policy.run.length > 0)
       throw refused(
@@ -328,7 +334,9 @@ const nodeProcess = {
       throw refused(
         "ffi",
         runtime,
-        "the pool's shared-memory transport is a native addon, so worker processes start with --allow-addons, which Node applies to every addon (no list, no way to drop it after start-up); use ffi: true or leave ffi out",
+        "the pool's shared-memory transport is a native addon, so worker processes start with " +
+          "--allow-addons, which Node applies to every addon (no list, no way to drop it after " +
+          "start-up); use ffi: true or leave ffi out",
       );
     }
     if (nonEmpty(policy.denyFfi)) throw refused("denyFfi", runtime, "--allow-addons is all-or-nothing (no deny list)");
@@ -402,7 +410,8 @@ const nodeThread = {
       throw refused(
         key,
         this.name(),
-        "threads share the host's process and Node's permission model is per process; use worker.runtime \"process\" for a policy on files, network, processes or addons",
+        "threads share the host's process and Node's permission model is per process; use " +
+          'worker.runtime "process" for a policy on files, network, processes or addons',
       );
     }
   },
@@ -427,13 +436,15 @@ function checkPermission(policy, runtime, inline) {
   if (policy === null || policy.unrestricted) return;
   if (inline) {
     throw optionError(
-      "permission cannot be enforced with inliner: the inline lane runs calls in the host, under the host's own permissions; drop one of the two",
+      "permission cannot be enforced with inliner: the inline lane runs calls in the host, under " +
+        "the host's own permissions; drop one of the two",
     );
   }
   const entry = RUNTIMES[runtime];
   if (entry === undefined) {
     throw optionError(
-      `permission is not supported yet for worker.processRuntime "${runtime}" (only "unsafe"); its permission flags are not mapped`,
+      `permission is not supported yet for worker.processRuntime "${runtime}" (only "unsafe"); its ` +
+        `permission flags are not mapped`,
     );
   }
   entry.check(policy);
@@ -462,7 +473,9 @@ function permissionFlags(policy, runtime, transport) {
 }
 
 /** Flags of a permission model: a worker's own flags may not fight the policy. */
-const PERMISSION_FLAG =
-  /^--(permission|experimental-permission|allow-fs-read|allow-fs-write|allow-child-process|allow-worker|allow-addons|allow-wasi|allow-net|allow-inspector)(=|$)/;
+const PERMISSION_FLAG = new RegExp(
+  "^--(permission|experimental-permission|allow-fs-read|allow-fs-write|allow-child-process|allow-worker|" +
+    "allow-addons|allow-wasi|allow-net|allow-inspector)(=|$)",
+);
 
 module.exports = { resolvePermission, checkPermission, permissionFlags, transportReads, PERMISSION_FLAG, RUNTIMES };

@@ -38,8 +38,10 @@ function explainDenied(message) {
   const what =
     err.permission === "FileSystemRead" ? "read" : err.permission === "FileSystemWrite" ? "write" : err.permission;
   const explained = new Error(
-    `knitting-native: a worker process could not start: its permission policy denies ${what} of ${err.resource || "a resource"} ` +
-      `(Node's ${err.code}). A task module's own imports and the files it reads while loading must be inside permission.read.`,
+    `knitting-native: a worker process could not start: its permission policy denies ${what} of ` +
+      `${err.resource || "a resource"} ` +
+      `(Node's ${err.code}). A task module's own imports and the files it reads while loading must ` +
+      `be inside permission.read.`,
     { cause: err },
   );
   return { ...message, error: explained, code: "ERR_ACCESS_DENIED" };

@@ -81,7 +81,8 @@ class StartupWatch {
     if (!this.warned) {
       this.warned = true;
       const warning = new Error(
-        `knitting-native: pool workers keep dying while they start (or soon after, running no call); replacements now back off (up to ${MAX_DELAY_MS / 1000} s). ` +
+        `knitting-native: pool workers keep dying while they start (or soon after, running no ` +
+          `call); replacements now back off (up to ${MAX_DELAY_MS / 1000} s). ` +
           `The first error: ${err && err.stack ? err.stack : String(err)}`,
       );
       warning.name = "KnittingNativeWarning";

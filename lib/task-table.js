@@ -67,7 +67,8 @@ function buildTaskTable(tasks, poolHref) {
 function readTaskTable(tasks, poolHref) {
   if (tasks === null || typeof tasks !== "object") {
     throw new TypeError(
-      `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { add, square } or an array of tasks, got ${describe(tasks)}`,
+      `knitting-native: createPool(options)(tasks): tasks must be an object of named tasks like { ` +
+        `add, square } or an array of tasks, got ${describe(tasks)}`,
     );
   }
   // An array's tasks are named by their index ("0", "1", ...). Either way the

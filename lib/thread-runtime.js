@@ -14,7 +14,8 @@ class ThreadRuntime {
     if (worker.resourceLimits !== undefined && !runtimes.host.threadResourceLimits) {
       const err = new TypeError(
         `knitting-native: worker.resourceLimits is not supported on ${runtimes.host.name} ` +
-          `${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it out on this runtime`,
+          `${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it ` +
+          `out on this runtime`,
       );
       err.code = "KNT_INVALID_OPTION";
       throw err;

@@ -42,8 +42,10 @@ function refusePoolInWorker(href) {
     : `in a thread or process started from inside a pool worker (${POOL_WORKER_ENV} is set)`;
   const err = new Error(
     `knitting-native: createPool was called ${where}${href ? `, by ${href}` : ""}. ` +
-      "Workers import the task modules, so a pool created at the top level of a task module would start again in every worker. " +
-      "Guard it with `if (isMain) { ... }` (isMain is false inside workers), or move createPool out of the task module.",
+      "Workers import the task modules, so a pool created at the top level of a task module would " +
+      "start again in every worker. " +
+      "Guard it with `if (isMain) { ... }` (isMain is false inside workers), or move createPool out " +
+      "of the task module.",
   );
   err.code = "KNT_POOL_IN_WORKER";
   throw err;

@@ -2,7 +2,8 @@
 // then many pools created and shut down; reports leaks and lost or wrong
 // results, and exits non-zero on any.
 //
-//   node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--runtime thread|process] [--quick]
+//   node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S]
+//                         [--runtime thread|process] [--quick]
 //
 // Defaults: 5,000,000 calls, 1,000 pools, 2 threads, 1,024 calls in flight.
 // --quick (for CI, ~30 s): 200,000 calls and 50 pools.
@@ -146,7 +147,8 @@ function parseArgs(argv) {
         throw new Error(`--runtime is thread or process, got ${args.runtime}`);
     } else if (a === "--help" || a === "-h") {
       process.stdout.write(
-        "node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] [--max-growth PCT] [--runtime thread|process] [--quick]\n",
+        "node scripts/soak.mjs [--calls N] [--pools M] [--threads T] [--window W] [--seed S] " +
+          "[--max-growth PCT] [--runtime thread|process] [--quick]\n",
       );
       process.exit(0);
     } else throw new Error(`unknown argument ${a} (try --help)`);
@@ -270,7 +272,8 @@ async function main(argv) {
   const startFds = openFds();
   const start = { fds: fdCount(startFds), regions: native.regionStats(), rss: rssMiB() };
   log(
-    `start: ${JSON.stringify(args)}; fds ${start.fds}, regions ${JSON.stringify(start.regions)}, rss ${start.rss.toFixed(1)} MiB`,
+    `start: ${JSON.stringify(args)}; fds ${start.fds}, regions ${JSON.stringify(start.regions)}, ` +
+      `rss ${start.rss.toFixed(1)} MiB`,
   );
 
   const calls = await callPhase(args);
@@ -442,7 +445,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
             paused += performance.now() - t;
             out.checkpoints.push(c);
             log(
-              `${next} calls checked, ${out.misrouted} wrong; rss ${c.rss} MiB (V8 heaps ${c.v8Committed}, payload region ${c.payloadRegion})`,
+              `${next} calls checked, ${out.misrouted} wrong; rss ${c.rss} MiB (V8 heaps ` +
+                `${c.v8Committed}, payload region ${c.payloadRegion})`,
             );
             launch();
           });
@@ -493,7 +497,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
             if (kind !== KIND_THROW && kind !== KIND_REJECT) {
               wrong(
                 id,
-                `unexpected rejection (payload ${size} B, result ${resultSize} B): ${err && err.name} ${err && err.code} ${err && err.message}`,
+                `unexpected rejection (payload ${size} B, result ${resultSize} B): ` +
+                  `${err && err.name} ${err && err.code} ${err && err.message}`,
               );
             } else if (
               !(err instanceof Error) ||
@@ -504,7 +509,8 @@ async function callPhase({ calls: total, threads, window, seed, runtime }) {
             ) {
               wrong(
                 id,
-                `rejected with ${err && err.name}: ${err && err.message} (code ${err && err.code}, sum ${err && err.sum})`,
+                `rejected with ${err && err.name}: ${err && err.message} (code ${err && err.code}, ` +
+                  `sum ${err && err.sum})`,
               );
             }
             after();
@@ -579,7 +585,8 @@ const median = (xs) => {
 function growthOf(checkpoints, warmCalls) {
   const measured = checkpoints.filter((c) => c.calls >= warmCalls);
   if (measured.length === 0)
-    return { rssWarm: 0, rssEnd: 0, growth: 0, netGrowth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 }; // calls lost
+    // calls lost
+    return { rssWarm: 0, rssEnd: 0, growth: 0, netGrowth: 0, heapGrowth: 0, growthParts: null, leakedBlocks: 0 };
   const n = Math.max(1, Math.min(3, Math.floor(measured.length / 2)));
   const first = measured.slice(0, n);
   const last = measured.slice(-n);
@@ -634,7 +641,8 @@ async function poolPhase({ pools: total, threads, runtime }) {
   if (out.rssWarm === 0) out.rssWarm = out.rssEnd;
   out.growth = ((out.rssEnd - out.rssWarm) / out.rssWarm) * 100;
   log(
-    `pools: ${out.created} created in ${out.seconds.toFixed(1)} s, ${out.failed} failed; rss ${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB`,
+    `pools: ${out.created} created in ${out.seconds.toFixed(1)} s, ${out.failed} failed; rss ` +
+      `${out.rssWarm.toFixed(1)} -> ${out.rssEnd.toFixed(1)} MiB`,
   );
   return out;
 }

@@ -200,7 +200,8 @@ impl FromNapiValue for SharedView {
             let held = crate::process::mapping::holder_of(data.cast_const().cast(), length);
             if held.is_none() {
                 return Err(refuse(
-                    "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or shrunk while Rust uses it)",
+                    "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or \
+                     shrunk while Rust uses it)",
                 ));
             }
             held
@@ -210,7 +211,8 @@ impl FromNapiValue for SharedView {
         #[cfg(not(target_os = "linux"))]
         if plain {
             return Err(refuse(
-                "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or shrunk while Rust uses it)",
+                "the view must be over a SharedArrayBuffer (a plain or resizable ArrayBuffer can be detached or \
+                 shrunk while Rust uses it)",
             ));
         }
         // SAFETY: as above; a Uint8Array (checked).
@@ -720,7 +722,10 @@ impl PayloadArena {
             Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
             Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
                 Status::InvalidArg,
-                format!("RangeError: payload of {requested} bytes does not fit the payload region (payloadMaxByteLength {max})"),
+                format!(
+                    "RangeError: payload of {requested} bytes does not fit the payload region \
+                     (payloadMaxByteLength {max})"
+                ),
             )),
             Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
         }

@@ -93,7 +93,8 @@ async function measure(job, cfg, pool, phase, log, note, result) {
     result.idleCpu = await idleCpu(cfg.idleMs);
     noise.idle = fl.stop();
     log(
-      `idle: RSS ${(result.idleRssBytes / 2 ** 20).toFixed(1)} MiB, CPU ${result.idleCpu.pctOfCore.toFixed(2)}% of a core`,
+      `idle: RSS ${(result.idleRssBytes / 2 ** 20).toFixed(1)} MiB, CPU ` +
+        `${result.idleCpu.pctOfCore.toFixed(2)}% of a core`,
     );
   }
 

@@ -79,7 +79,8 @@ async function cpuReps(pool, cfg, reps, phase, note, log) {
       foreignCores: noise?.foreignCores ?? null,
     });
     log(
-      `cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of work measured in the tasks` +
+      `cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of ` +
+        `work measured in the tasks` +
         (threadsMs === null ? "" : `; CPU: host ${hostMs} ms, other threads ${threadsMs} ms`),
     );
   }

@@ -88,7 +88,10 @@ export const CPU_POOLS = [
   { key: "bare", label: "bare workers, no pool (the machine's floor)", peer: "bare" },
 ];
 
-/** The pool of a row with `peer` (true or "piscina": piscina; "raw": raw postMessage; "bare": no pool, see bare-workers.mjs). */
+/**
+ * The pool of a row with `peer` (true or "piscina": piscina; "raw": raw
+ * postMessage; "bare": no pool, see bare-workers.mjs).
+ */
 export async function createPeer(row, threads) {
   if (row.peer === "bare") return (await import("../peers/bare-workers.mjs")).createBareWorkers(threads);
   return row.peer === "raw" ? createRaw(threads) : createPiscina(threads);
@@ -184,7 +187,8 @@ export function checkTopology(row, threads, topology) {
   if (topology.steal !== row.steal(threads)) {
     wrong.push(
       `expected ${row.steal(threads) ? "work stealing" : "private lanes"}, got ` +
-        `${topology.steal ? "work stealing" : "private lanes"} (KNITTING_STEAL=${process.env.KNITTING_STEAL ?? "unset"}, ` +
+        `${topology.steal ? "work stealing" : "private lanes"} ` +
+        `(KNITTING_STEAL=${process.env.KNITTING_STEAL ?? "unset"}, ` +
         `KNITTING_DISPATCHER=${process.env.KNITTING_DISPATCHER ?? "unset"})`,
     );
   }

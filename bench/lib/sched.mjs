@@ -172,7 +172,8 @@ async function randomLoad(cfg, sc, loaded = false) {
   const idealMs = totalUs / 1000 / rc.threads;
   const perfect = idealQueue(plan.us, rc.threads, rc.window);
   process.stderr.write(
-    `bench: ${name}: ${fmtInt(rc.calls)} calls (${plan.long} of ${fmtUs(rc.longUs / 1000)} ms, the rest ${rc.shortUs} µs), ` +
+    `bench: ${name}: ${fmtInt(rc.calls)} calls (${plan.long} of ${fmtUs(rc.longUs / 1000)} ms, the ` +
+      `rest ${rc.shortUs} µs), ` +
       `${rc.window} in flight, ${rc.threads} threads; work() runs ${rc.itersPerUs.toFixed(1)} rounds/µs here\n`,
   );
   const jobs = RANDOM_POOLS.map((row) => ({
@@ -292,7 +293,8 @@ async function randomLoad(cfg, sc, loaded = false) {
   const out = [];
   out.push(
     `${name}: ${fmtInt(rc.calls)} calls, ${rc.window} in flight (sliding window), ${rc.threads} threads; ` +
-      `durations from seed ${rc.seed}: ${plan.long} calls of ${rc.longUs / 1000} ms, ${rc.calls - plan.long} of ${rc.shortUs} µs, ` +
+      `durations from seed ${rc.seed}: ${plan.long} calls of ${rc.longUs / 1000} ms, ` +
+      `${rc.calls - plan.long} of ${rc.shortUs} µs, ` +
       "the same sequence for every pool",
   );
   if (loaded)
@@ -304,17 +306,23 @@ async function randomLoad(cfg, sc, loaded = false) {
       "(fastest of 30 runs, i.e. on an undisturbed core); the same body in every pool",
   );
   out.push(
-    `  ideal makespan = total work / threads = ${(totalUs / 1000).toFixed(1)} ms / ${rc.threads} = ${idealMs.toFixed(1)} ms; ` +
+    `  ideal makespan = total work / threads = ${(totalUs / 1000).toFixed(1)} ms / ${rc.threads} = ` +
+      `${idealMs.toFixed(1)} ms; ` +
       "latency = submission to settling of each call; medians of " +
-      `${cfg.reps} rep(s), each pool in a fresh child process per rep (warm-up: ${fmtInt(rc.warmupCalls)} calls, another seed)`,
+      `${cfg.reps} rep(s), each pool in a fresh child process per rep (warm-up: ` +
+      `${fmtInt(rc.warmupCalls)} calls, another seed)`,
   );
   out.push(
-    "  (one queue, no overhead) = the schedule of a perfect pool: the workers take the oldest call the moment they are free," +
-      " at no cost per call; with many more calls in flight than threads, most of any pool's latency is this wait in the queue",
+    "  (one queue, no overhead) = the schedule of a perfect pool: the workers take the oldest call " +
+      "the moment they are free," +
+      " at no cost per call; with many more calls in flight than threads, most of any pool's " +
+      "latency is this wait in the queue",
   );
   out.push(
-    "  work in tasks = the loop's time measured inside the tasks (more than total work when other threads took the cores);" +
-      " pool CPU = CPU time of the pool's process (host and workers) over the makespan; other load = CPU used by other processes meanwhile",
+    "  work in tasks = the loop's time measured inside the tasks (more than total work when other " +
+      "threads took the cores);" +
+      " pool CPU = CPU time of the pool's process (host and workers) over the makespan; other load " +
+      "= CPU used by other processes meanwhile",
   );
   out.push("");
   out.push(renderTable(header, rows));
@@ -551,18 +559,24 @@ async function cpuBoundLoad(cfg, sc) {
 
   const out = [];
   out.push(
-    `cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), each burst submitted at once ` +
+    `cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), ` +
+      `each burst submitted at once ` +
       `and awaited, ${cc.threads} threads; all bursts of a pool in one process (after ${cc.warmupCalls} warm-up calls)`,
   );
   out.push(
-    `  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ${itersPerUs.toFixed(1)} ` +
-      `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ${ms(idealMs)} ms per burst; ` +
+    `  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ` +
+      `${itersPerUs.toFixed(1)} ` +
+      `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ` +
+      `${ms(idealMs)} ms per burst; ` +
       "overhead = (wall - ideal) / ideal",
   );
   out.push(
-    `  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no other thread took the cores); ` +
-      "host CPU = the main thread's CPU time during the burst; other threads = every other thread of the pool's process" +
-      ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when they spin (/proc/self/task/*/stat, 10 ms ticks)`,
+    `  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no ` +
+      `other thread took the cores); ` +
+      "host CPU = the main thread's CPU time during the burst; other threads = every other thread " +
+      "of the pool's process" +
+      ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when ` +
+      `they spin (/proc/self/task/*/stat, 10 ms ticks)`,
   );
   out.push("");
   out.push(renderTable(header, rows));
@@ -577,7 +591,8 @@ async function cpuBoundLoad(cfg, sc) {
     const list = (f) => `[${s.reps.map(f).join(", ")}]`;
     out.push(
       `  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
-        `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ${list((x) => cores(x.foreignCores ?? NaN))}`,
+        `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ` +
+        `${list((x) => cores(x.foreignCores ?? NaN))}`,
     );
   }
   out.push("");

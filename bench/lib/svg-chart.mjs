@@ -133,7 +133,8 @@ export function renderChart(spec) {
     const scale = scales.get(panel.scaleGroup ?? panel) ?? makeScale(pools.map((p) => panel.values[p.key]));
     out.push(`<g>`);
     out.push(
-      `<rect x="${x0 - 8}" y="${y0}" width="${panelW + 16}" height="${panelH - 10}" rx="6" fill="#f7f7f9" stroke="#e1e1e6"/>`,
+      `<rect x="${x0 - 8}" y="${y0}" width="${panelW + 16}" height="${panelH - 10}" rx="6" ` +
+        `fill="#f7f7f9" stroke="#e1e1e6"/>`,
     );
     out.push(`<text x="${x0}" y="${y0 + 18}" font-size="13" font-weight="bold" fill="#222">${esc(panel.title)}</text>`);
     const sub = [panel.note, scale.log ? "log scale" : null].filter(Boolean).join(" · ");
@@ -145,7 +146,8 @@ export function renderChart(spec) {
     scale.ticks.forEach((t, k) => {
       const gx = barX + scale.map(t) * barW;
       out.push(
-        `<line x1="${gx.toFixed(1)}" y1="${plotTop - 3}" x2="${gx.toFixed(1)}" y2="${plotBottom + 3}" stroke="#d5d5dc" stroke-width="1"/>`,
+        `<line x1="${gx.toFixed(1)}" y1="${plotTop - 3}" x2="${gx.toFixed(1)}" ` +
+          `y2="${plotBottom + 3}" stroke="#d5d5dc" stroke-width="1"/>`,
       );
       // a label too close to its neighbour is left out (the grid line stays);
       // the first tick gives way to the second
@@ -154,7 +156,8 @@ export function renderChart(spec) {
       if (gx - lastLabelX < 30) return;
       lastLabelX = gx;
       out.push(
-        `<text x="${gx.toFixed(1)}" y="${plotBottom + 16}" font-size="10" fill="#666" text-anchor="middle">${esc(fmtTick(t))}</text>`,
+        `<text x="${gx.toFixed(1)}" y="${plotBottom + 16}" font-size="10" fill="#666" ` +
+          `text-anchor="middle">${esc(fmtTick(t))}</text>`,
       );
     });
     out.push(
@@ -164,7 +167,8 @@ export function renderChart(spec) {
       const by = plotTop + i * (barH + barGap);
       const v = panel.values[p.key];
       out.push(
-        `<text x="${barX - 8}" y="${by + barH / 2 + 4}" text-anchor="end" fill="#222"${p.bold ? ' font-weight="bold"' : ""}>${esc(p.label)}</text>`,
+        `<text x="${barX - 8}" y="${by + barH / 2 + 4}" text-anchor="end" ` +
+          `fill="#222"${p.bold ? ' font-weight="bold"' : ""}>${esc(p.label)}</text>`,
       );
       if (!Number.isFinite(v)) {
         const why = panel.missing?.[p.key] ?? "n/a";
@@ -183,7 +187,8 @@ export function renderChart(spec) {
       const bold = p.bold ? ' font-weight="bold"' : "";
       if (barX + w + 5 + tw > x0 + panelW + 2 && w > tw + 10) {
         out.push(
-          `<text x="${(barX + w - 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#fff" text-anchor="end"${bold}>${esc(text)}</text>`,
+          `<text x="${(barX + w - 5).toFixed(1)}" y="${by + barH / 2 + 4}" fill="#fff" ` +
+            `text-anchor="end"${bold}>${esc(text)}</text>`,
         );
       } else {
         out.push(

@@ -271,7 +271,8 @@ pub fn check_prefix(prefix: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "name prefix must be 1 to {MAX_PREFIX} characters of A-Z a-z 0-9 . _ - (not starting with .), got {prefix:?}"
+            "name prefix must be 1 to {MAX_PREFIX} characters of A-Z a-z 0-9 . _ - \
+             (not starting with .), got {prefix:?}"
         ))
     }
 }
