@@ -178,3 +178,29 @@ for (const [name, options] of modes) {
     }
   });
 }
+
+test("a chunk count overwritten in shared memory does not end the host when the chunk goes back", async () => {
+  const pool = createPool({ threads: 1 })(t);
+  try {
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    const s = text(1000, 3);
+    assert.equal(await pool.call.echo(s), s);
+    const chunks = internal.payload.chunks;
+    assert.ok(chunks.chunk > 0, "the host carves small arguments from a chunk");
+    // What task code could write into the shared region: the chunk's count.
+    Atomics.store(chunks.i32, chunks.chunk >> 2, 0);
+    // A drain gives the chunk back when a worker waits for room and a call
+    // is in a slot (host-slots.js drainPass): one call is, for 300 ms.
+    const slow = pool.call.block(300);
+    internal.payload.hasWaiters = () => true;
+    assert.doesNotThrow(() => internal.drainPass());
+    assert.equal(chunks.chunk, 0, "the corrupt chunk is abandoned");
+    delete internal.payload.hasWaiters;
+    assert.equal(await slow, "slept");
+    // The pool goes on: small arguments come from a new chunk.
+    assert.equal(await pool.call.echo(s), s);
+    assert.equal(await pool.call.quick(1), 2);
+  } finally {
+    await pool.shutdown();
+  }
+});

@@ -125,6 +125,20 @@ const slotMethods = {
     }
   },
 
+  /**
+   * Gives back the host's payload chunk. Its reference count lives in the
+   * shared region, which task code can overwrite: a count found corrupt
+   * leaves the chunk abandoned (its room lost), as freePayload does with a
+   * block, and never throws out of a drain (that would end the host).
+   */
+  retireChunk() {
+    try {
+      this.payload.retire();
+    } catch (err) {
+      if (this.debug) this.debug("host", `the host's payload chunk could not be given back: ${err.message}`);
+    }
+  },
+
   /** Publishes the slots placed since the last flush. */
   flush() {
     this.flushQueued = false;
@@ -152,7 +166,7 @@ const slotMethods = {
       // slots the count is stale: a worker died while parked for room.
       if (this.inFlight === 0) this.payload.clearWaiters();
       // Else give back the room the host's chunk holds (payload.js).
-      else this.payload.retire();
+      else this.retireChunk();
     }
     return settled;
   },
