@@ -127,27 +127,38 @@ for (const [variant, config, pattern] of stealBroken) {
 
 // Broken leave rules (recycle-worker.js's leaveWhenEmpty with one rule dropped).
 const leaveBroken = [
-  // Leaving while its own async call is pending: the call is taken back, rejected.
+  // Leaving while its own async call is pending: the call is taken back,
+  // rejected, or answered after the worker left.
   [
     "LeavesWhileAwaiting",
-    (port, _waiting, exit) => (port.flush(), exit(), true),
+    (port, _waiting, exit) => (port.leave(), exit(), true),
     "leaveWithAsync",
-    /left holding call/,
+    /left holding call|worker 0 left, then: store DONE/,
   ],
-  // Leaving before publishing the answer it just wrote: the host never sees it.
+  // Exiting before publishing the answer it just wrote: the host may end it
+  // first and never see the answer.
   [
     "LeavesUnpublished",
-    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), true)),
+    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (exit(), port.leave(), true)),
     "leaveAndJoin",
-    /left holding call/,
+    /left holding call|worker 0 left, then: store DONE/,
+  ],
+  // Exiting without leaving the claimants: exit() returns (a worker thread
+  // waits for the host to end it), and its loop goes on claiming calls a
+  // terminate() then rejects, or, parked, wakes and serves again.
+  [
+    "ExitsWithoutLeaving",
+    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (port.flush(), exit(), true)),
+    "leaveAndJoin",
+    /worker 0 left, then: .*it must take no step/,
   ],
 ];
 // An idle leave with one rule dropped.
 leaveBroken.push([
   "IdleLeavesWhileAwaiting",
-  (port, _waiting, exit) => (port.flush(), exit(), true),
+  (port, _waiting, exit) => (port.leave(), exit(), true),
   "idleLeaveWithAsync",
-  /left holding call/,
+  /left holding call|worker 0 left, then: store DONE/,
 ]);
 for (const [variant, leaveRule, config, pattern] of leaveBroken) {
   test(`steal protocol, broken leave rule ${variant} is caught (${config})`, () => {

@@ -400,6 +400,7 @@ export function step(log, forced, op) {
       stuck = true;
     } else throw err;
   }
-  const r = { done, stuck, log: cur.log, label: cur.label, branches: cur.branches };
+  // live: whether the step made a shared access or effect (not replayed from the log).
+  const r = { done, stuck, live: cur.live, log: cur.log, label: cur.label, branches: cur.branches };
   return r;
 }

@@ -24,8 +24,10 @@
 // - Leaving (worker recycling, lib/recycle.js): a worker named in `mayLeave`
 //   may, at the end of any call it ran (where serve.js looks at its recycle
 //   limits), leave by the shipped rule (lib/recycle-worker.js,
-//   leaveWhenEmpty; a broken variant passes another `leaveRule`); the host
-//   then takes it back, and with `respawn` its replacement joins as a new
+//   leaveWhenEmpty; a broken variant passes another `leaveRule`). Its
+//   `exit()` returns (a worker thread asks the host to end it): the worker
+//   goes on running the callbacks it has queued until the host takes it
+//   back (terminates it), and with `respawn` its replacement joins as a new
 //   claimant while calls are in flight.
 // - Joining: a worker named in `late` is not started at first; a host move
 //   starts it whenever (a claimant joining while calls are in flight).
@@ -44,7 +46,8 @@
 // put it in, once; a call taken back from a dead worker was claimed by it
 // and not answered through DONE; a worker spins only while it holds SPINNER.
 // A worker that left held no call: taking it back finds none (a leave
-// rejects nothing).
+// rejects nothing); from its leave until the host ends it, it makes no
+// shared access (it claims, parks and wakes no more).
 // In every terminal state: every call is settled (answered or taken back)
 // except the long calls that never return; so no call waits behind a long
 // call while a worker sleeps or spins, and nothing is lost or run twice.
@@ -228,7 +231,8 @@ export class StealModel {
    * one in `mayLeave` may try to (serve.js's callEnded).
    */
   mayLeave(w) {
-    if (this.ghost.died[w] !== 0) return;
+    // Logged: a step after the leave replays this op with `died` already set.
+    if (localEffect(() => this.ghost.died[w]) !== 0) return;
     if (!localEffect(() => this.ghost.due[w])) {
       if (!this.c.mayLeave.includes(w)) return;
       if (choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
@@ -236,15 +240,19 @@ export class StealModel {
     this.leave(w);
   }
 
-  /** The shipped leave rule; true if the worker left. */
+  /**
+   * The shipped leave rule; true if the worker left. Its exit() returns: the
+   * worker's callbacks go on until the host takes it back (workerMove checks
+   * that they touch no shared word meanwhile).
+   */
   leave(w) {
     const p = this.workers[w];
+    if (localEffect(() => this.ghost.left[w])) return true;
     return this.c.leaveRule(p.obj, 0, () =>
       effect(`worker ${w} leaves`, () => {
         this.ghost.died[w] = 1;
         this.ghost.left[w] = true;
         p.stuckOn = LEFT;
-        throw STUCK;
       }),
     );
   }
@@ -464,6 +472,8 @@ export class StealModel {
           g.due[w] = false;
           // 2: gone for good; 3: replaced (the replacement does not die).
           g.died[w] = this.c.respawn ? 3 : 2;
+          // A worker that left ran until now: the host ends it.
+          if (!this.c.respawn) Object.assign(this.workers[w], { status: "dead", op: null, events: [], waiter: null });
           if (this.c.respawn) {
             const p = this.workers[w];
             p.status = "alive";
@@ -506,16 +516,18 @@ export class StealModel {
           op = { ev: event, log: [] };
         }
         let serveAsked = false;
+        const leftBefore = p.stuckOn === LEFT;
         const r = step(op.log, forced, () => {
           serveAsked = this.workerOp(w, op.ev);
         });
+        if (leftBefore && r.live) {
+          throw new ModelViolation(
+            `worker ${w} left, then: ${r.label} (in ${op.ev}); it must take no step until ended`,
+          );
+        }
         if (r.stuck) {
           p.op = null;
-          if (p.stuckOn === LEFT) {
-            p.status = "dead";
-            p.events = [];
-            p.waiter = null;
-          } else p.status = "stuck";
+          p.status = "stuck";
         } else if (r.done) {
           p.priv = snapshot(p.obj, this.workerBase(w));
           // The callback goes on with serve(), whose loop is `while
