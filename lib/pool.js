@@ -237,6 +237,8 @@ class Pool {
         this.fail(msg.error);
       } else if (msg && msg.type === "recycle" && this.recycle !== null) {
         this.recycle.request(lane, worker, msg.reason);
+      } else if (msg && msg.type === "left" && this.recycle !== null) {
+        this.recycle.left(lane, worker, msg.reason);
       }
     });
     worker.on("error", (err) => {

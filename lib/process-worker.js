@@ -13,6 +13,10 @@ const native = require("./native.js");
 const { serveLane } = require("./serve.js");
 const { PROCESS_REFUSAL } = require("./shared-refs.js");
 const { pack, unpack } = require("./ipc-message.js");
+const { RECYCLE_EXIT_CODES } = require("./recycle.js");
+
+// Taken before any task module loads: task code may replace process.exit.
+const processExit = process.exit;
 
 /** The host's serialization, learnt from its "start" message: answers go the same way. */
 let serialization = "advanced";
@@ -104,6 +108,9 @@ function start(setup) {
       wakeWord: (index, count = 1) => memory.wake(index, count),
       shared: PROCESS_REFUSAL,
       report,
+      // Left the claimants (recycling, work stealing): this process ends
+      // itself, with the code that tells the host why (recycle.js).
+      end: (reason) => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
     },
   );
 }

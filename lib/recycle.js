@@ -10,8 +10,11 @@
 //   replacement on the same lane.
 // - Work stealing: the worker takes calls itself, one at a time. When it
 //   holds none (no async call of its own pending, every answer published)
-//   it exits with RECYCLE_EXIT_CODES; the calls still in the region are
-//   claimed by the other workers or by the replacement.
+//   it leaves the claimants and ends: a worker process exits with
+//   RECYCLE_EXIT_CODES; a worker thread tells the host ("left" message) and
+//   the host terminates it (`left` below; Deno's process.exit in a worker
+//   thread can spin for ever instead of ending it). The calls still in the
+//   region are claimed by the other workers or by the replacement.
 // Either way the exit handler (pool.js) sees a recycled worker: its
 // replacement starts at once, outside the crash-loop back-off (startup.js).
 
@@ -63,6 +66,27 @@ class Recycler {
     this.check();
   }
 
+  /**
+   * Work stealing: worker thread `worker` left the claimants for `reason`
+   * (its "left" message): it holds no call and claims none again, so it is
+   * ended at once, and its exit counts as a recycle (or an idle leave).
+   */
+  left(lane, worker, reason) {
+    const pool = this.pool;
+    if (
+      !pool.topology.steal ||
+      this.state[lane] !== 0 ||
+      pool.workers[lane] !== worker ||
+      pool.killedFor[lane] !== null
+    )
+      return;
+    this.state[lane] = TERMINATING;
+    this.worker[lane] = worker;
+    this.reason[lane] = reason === "memory" || reason === "idle" ? reason : "calls";
+    if (pool.debug) pool.debug("lifecycle", `worker ${lane} left the claimants (${this.reason[lane]}): ending it`);
+    worker.terminate();
+  }
+
   /** After a drain pass: terminates the recycling workers whose lane is empty. */
   check() {
     const pool = this.pool;
@@ -88,8 +112,9 @@ class Recycler {
       this.reason[lane] = null;
       return reason;
     }
-    // Work stealing: the worker left by itself (a task's own process.exit()
-    // with the same code in a private-lane pool is a crash, not a recycle).
+    // Work stealing, a worker process: it left by itself (a task's own
+    // process.exit() with the same code in a private-lane pool is a crash,
+    // not a recycle).
     if (this.pool.topology.steal && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code))
       return REASON_BY_CODE.get(code);
     return null;

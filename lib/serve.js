@@ -22,12 +22,6 @@ const { WaitingAnswers } = require("./room-wait.js");
 const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
 const { WorkerRecycle } = require("./recycle-worker.js");
-const { RECYCLE_EXIT_CODES } = require("./recycle.js");
-
-// A recycling worker thread ends itself with the real process.exit, taken
-// before exit-guard.js (installed after this module loads) may refuse it to
-// task code.
-const processExit = process.exit;
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -48,9 +42,12 @@ const DEFAULT_SPIN_MICROS = 50;
  * `wake()` once word `index` of the control region no longer holds `value`
  * (it may call it early). `wakeWord(index)`: wakes whoever sleeps on word
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
- * `{ type: "init-error", error }`.
+ * `{ type: "init-error", error }`. `end(reason)`: work stealing, this worker
+ * left the claimants for `reason` ("calls", "memory", "idle") and is to end:
+ * it exits, or asks the host to end it (then it returns, and the loop takes
+ * no step again).
  */
-function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
+function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   const {
     control,
     payload: payloadBuffer,
@@ -348,7 +345,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask }) {
         recycleAsked = true;
         report({ type: "recycle", reason });
       },
-      exit: () => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
+      exit: () => end(reason),
     });
   }
 

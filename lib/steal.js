@@ -74,6 +74,9 @@
 //   writer; the host consumes DONE ^ seen and then sets seen = DONE.
 // - Misdelivered: the host maps slot to call in its own table and checks
 //   the call id the worker echoes (host-slots.js settle).
+// - A worker that leaves (recycling, `leave`) holds no call and publishes
+//   its answers first; then it takes no step, the same for the protocol as
+//   a worker that died, until the host ends it and takes it back.
 // - A worker that dies (`takeBack`): the host first settles its published
 //   answers (they are real), then every slot it holds busy with OWNER ==
 //   w + 1 was taken by the dead worker and not answered. Those calls are
@@ -329,6 +332,7 @@ class Claimant extends StealEnd {
     this.parked = false; // whether a sleep() of this worker is pending
     this.asyncRunning = 0; // async calls started and not yet answered
     this.futile = 0; // claims in a row that found PENDING bits but won nothing
+    this.left = false; // left the claimants (recycling): no shared access from then on
   }
 
   /** Serves calls until there is nothing to claim; then spins or parks. */
@@ -341,6 +345,8 @@ class Claimant extends StealEnd {
    * to wait (parks, or lets the event loop turn). True to go on.
    */
   turn() {
+    // Left (recycle-worker.js): it runs until the host ends it, claiming nothing.
+    if (this.left) return false;
     // Waiting on async calls of its own, this worker leaves new work to an
     // idle one; it claims again when it is idle itself or every worker is
     // busy.
@@ -408,6 +414,8 @@ class Claimant extends StealEnd {
 
   /** The sleep of `park` ended. */
   woke() {
+    // Left while parked: SLEEPERS keeps its bit until the host takes it back.
+    if (this.left) return;
     this.parked = false;
     Atomics.and(this.i32, this.sleepers, ~this.bit);
     this.serve();
@@ -482,6 +490,15 @@ class Claimant extends StealEnd {
     const g = (index / this.width) | 0;
     this.done[g] ^= 1 << (index - g * this.width);
     this.changedLanes |= 1 << g;
+  }
+  /**
+   * Leaves the claimants (it must hold no call): publishes its answers; from
+   * then on this worker makes no shared access (it neither claims, parks nor
+   * wakes) until the host ends it and takes it back ("A worker that dies").
+   */
+  leave() {
+    this.flush();
+    this.left = true;
   }
   /** Step 4: publish every answer since the last flush, then the doorbell. */
   flush() {

@@ -60,4 +60,10 @@ served = serveLane(workerData, {
   shared,
   report,
   wrapTask: wrap,
+  // Left the claimants (recycling, work stealing): the host ends this thread
+  // with terminate() (recycle.js). Not process.exit: Deno's, in a worker,
+  // spins in a loop its isolate's termination is to break, which a second
+  // call (an earlier termination cancelled) never breaks; the thread then
+  // holds a core for ever and the host waits on it.
+  end: (reason) => parentPort.postMessage({ type: "left", reason }),
 });
