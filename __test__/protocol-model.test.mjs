@@ -152,6 +152,14 @@ const leaveBroken = [
     "leaveAndJoin",
     /worker 0 left, then: .*it must take no step/,
   ],
+  // Claiming on at its limit: a worker that always holds an async call
+  // would never leave (the rule without retire()).
+  [
+    "ClaimsPastLimit",
+    (port, waiting, exit) => (port.asyncRunning !== 0 || waiting !== 0 ? false : (port.leave(), exit(), true)),
+    "leaveWithAsync",
+    /past its recycle limit/,
+  ],
 ];
 // An idle leave with one rule dropped.
 leaveBroken.push([

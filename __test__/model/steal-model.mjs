@@ -45,7 +45,8 @@
 // (OWNER = w + 1); the host settles only an answered call, from the slot it
 // put it in, once; a call taken back from a dead worker was claimed by it
 // and not answered through DONE; a worker spins only while it holds SPINNER.
-// A worker that left held no call: taking it back finds none (a leave
+// A worker at its recycle limit (or told to leave) claims no new call. A
+// worker that left held no call: taking it back finds none (a leave
 // rejects nothing); from its leave until the host ends it, it makes no
 // shared access (it claims, parks and wakes no more).
 // In every terminal state: every call is settled (answered or taken back)
@@ -200,6 +201,7 @@ export class StealModel {
         throw new ModelViolation(`worker ${w} runs slot ${slot}, which holds no request`);
       const call = g.calls[cell.c];
       if (call.st !== "pub") throw new ModelViolation(`worker ${w} runs call ${cell.c} again (it is ${call.st})`);
+      if (g.limit[w]) throw new ModelViolation(`worker ${w} claims call ${cell.c} past its recycle limit`);
       const owner = REAL_LOAD(this.mem, this.geometry.slotWord(slot) + L.slotWordOwner);
       if (owner !== w + 1) throw new ModelViolation(`worker ${w} runs slot ${slot} whose OWNER is ${owner}`);
       call.st = "run";
@@ -235,8 +237,9 @@ export class StealModel {
     if (localEffect(() => this.ghost.died[w]) !== 0) return;
     if (!localEffect(() => this.ghost.due[w])) {
       if (!this.c.mayLeave.includes(w)) return;
-      if (choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
+      if (!localEffect(() => this.ghost.limit[w]) && choose(`worker ${w} at a recycle limit?`, () => 2) === 0) return;
     }
+    localEffect(() => void (this.ghost.limit[w] = true));
     this.leave(w);
   }
 
@@ -259,7 +262,10 @@ export class StealModel {
 
   /** The host's "leave" message read by the worker between callbacks (serve.js's leave()). */
   idleLeave(w) {
-    localEffect(() => void (this.ghost.due[w] = true));
+    localEffect(() => {
+      this.ghost.due[w] = true;
+      this.ghost.limit[w] = true;
+    });
     this.leave(w);
   }
 
@@ -316,6 +322,7 @@ export class StealModel {
       left: new Array(this.c.workers).fill(false), // died by leaving (mayLeave)
       told: new Array(this.c.workers).fill(false), // the host told it to leave (mayIdleLeave)
       due: new Array(this.c.workers).fill(false), // it read that message: it leaves once it holds no call
+      limit: new Array(this.c.workers).fill(false), // at a recycle limit (or told to leave): it claims no new call
     };
     this.host = this.makeHost();
     this.hostBase = baseOf(this.host);
@@ -383,6 +390,7 @@ export class StealModel {
       left: g.left.slice(),
       told: g.told.slice(),
       due: g.due.slice(),
+      limit: g.limit.slice(),
     };
     this.hostState = state.h;
     restore(this.host, state.h.priv, this.hostBase);
@@ -470,6 +478,7 @@ export class StealModel {
         effect(`worker ${w} taken back`, () => {
           g.left[w] = false;
           g.due[w] = false;
+          g.limit[w] = false;
           // 2: gone for good; 3: replaced (the replacement does not die).
           g.died[w] = this.c.respawn ? 3 : 2;
           // A worker that left ran until now: the host ends it.
