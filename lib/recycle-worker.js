@@ -25,19 +25,21 @@ class WorkerRecycle {
 }
 
 /**
- * Work stealing: leaves the claimants once this worker holds no call: no
- * async call of its own pending (`port.asyncRunning`), no answer waiting
- * for room in the payload region (`answersWaiting`). Publishes its answers
+ * Work stealing: at its limit the worker claims no new call (`retire`),
+ * and leaves the claimants once it holds none: no async call of its own
+ * pending (`port.asyncRunning`), no answer waiting for room in the payload
+ * region (`answersWaiting`). Publishes its answers
  * and stops claiming (`port.leave()`), then `exit()`s: ends itself or asks
  * the host to end it. `exit()` may return (a worker thread's does: it waits
  * for the host's terminate()), and the worker's queued callbacks may still
  * run; `leave()` makes them take no step. False when it still holds a call:
- * the next call's end tries again. The host then takes the worker's slots
+ * the end of its next async call (or its last answer written) tries again. The host then takes the worker's slots
  * back (finding none) and starts a replacement, which joins as a new
  * claimant (lib/steal.js, "A worker that dies"). The protocol model runs
  * this very function for its leave steps.
  */
 function leaveWhenEmpty(port, answersWaiting, exit) {
+  port.retire();
   if (port.asyncRunning !== 0 || answersWaiting !== 0) return false;
   port.leave();
   exit();

@@ -30,7 +30,8 @@ function openSteal(i32, steal, w, wakeWord, env, bell, spinMicros) {
     // Waits a bounded time for any PENDING bit (the spin yields the core between polls).
     spin: () => bell.spinWhileZero(port.pending, port.regionLanes, spinMicros),
     // As the steal park: pending work another idle worker should take is not this one's.
-    hasWork: () => port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()),
+    // Retiring (recycle-worker.js): none is.
+    hasWork: () => !port.retiring && port.anyPending() && !(port.asyncRunning !== 0 && port.othersIdle()),
     // Ends this worker's pending park: bump its WAKE word.
     interruptPark: () => port.wakeWorker(w),
     // Recycling: leave the claimants once this worker holds no call (recycle-worker.js).

@@ -255,8 +255,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
     // The protocol's park is what ends here: its wake-up clears what it set.
     resume: () => {
       port.woke();
-      // Told to leave while answers waited for room: they are out now.
-      if (leaveDue && waiting.size === 0) callEnded();
+      // Told to leave, or at a recycle limit, while answers waited for room: they are out now.
+      if ((leaveDue || (recycle !== null && recycle.due !== null)) && waiting.size === 0) callEnded();
     },
   });
 

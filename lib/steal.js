@@ -332,6 +332,7 @@ class Claimant extends StealEnd {
     this.parked = false; // whether a sleep() of this worker is pending
     this.asyncRunning = 0; // async calls started and not yet answered
     this.futile = 0; // claims in a row that found PENDING bits but won nothing
+    this.retiring = false; // at a recycle limit: claims no new call, leaves once it holds none
     this.left = false; // left the claimants (recycling): no shared access from then on
   }
 
@@ -347,6 +348,7 @@ class Claimant extends StealEnd {
   turn() {
     // Left (recycle-worker.js): it runs until the host ends it, claiming nothing.
     if (this.left) return false;
+    if (this.retiring) return this.retiringTurn();
     // Waiting on async calls of its own, this worker leaves new work to an
     // idle one; it claims again when it is idle itself or every worker is
     // busy.
@@ -491,6 +493,34 @@ class Claimant extends StealEnd {
     this.done[g] ^= 1 << (index - g * this.width);
     this.changedLanes |= 1 << g;
   }
+  /**
+   * At its recycle limit (recycle-worker.js): from now on this worker claims
+   * no new call, so its async calls end and it can leave; claiming on, a
+   * busy worker that always holds an async call would never leave.
+   */
+  retire() {
+    this.retiring = true;
+  }
+
+  /**
+   * A retiring worker's turn: publish, hand pending work to a sleeper (a
+   * flush may have woken this worker for it), and wait for its own async
+   * calls (asyncEnded wakes it) without a SLEEPERS bit: nobody counts on it
+   * for new work. Its waiting ends only for answers waiting for room
+   * (serve.js env.sleep) or for its own async calls, which end in its leave.
+   */
+  retiringTurn() {
+    this.flush();
+    this.stopSpinning();
+    this.passBaton();
+    if (!this.parked) {
+      const wake = this.wakeWord(this.w);
+      this.parked = true;
+      this.env.sleep(wake, Atomics.load(this.i32, wake));
+    }
+    return false;
+  }
+
   /**
    * Leaves the claimants (it must hold no call): publishes its answers; from
    * then on this worker makes no shared access (it neither claims, parks nor
