@@ -1,7 +1,7 @@
 "use strict";
 // Where the words of a steal section are (lib/steal.js is the protocol that
-// uses them), from the section's offset and Rust's layout(); and the bit
-// helpers both ends use.
+// uses them), from the section's offset and Rust's layout(); the bit
+// helpers both ends use; and what both ends do with the words (StealEnd).
 
 const { L, lowestBit } = require("./lane.js");
 
@@ -66,4 +66,29 @@ class StealGeometry {
   }
 }
 
-module.exports = { StealGeometry, nextBit, popcount };
+/** What both ends of the steal protocol do with the section's words: wake a worker, look for work. */
+class StealEnd extends StealGeometry {
+  /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
+  wakeWorker(w) {
+    const word = this.wakeWord(w);
+    Atomics.add(this.i32, word, 1);
+    this.notify(word);
+  }
+  /** Wakes up to `count` of the workers in `sleepers` (lowest first). */
+  wakeSleepers(sleepers, count) {
+    for (let n = 0; sleepers !== 0 && n < count; n++) {
+      const w = lowestBit(sleepers);
+      sleepers &= sleepers - 1;
+      this.wakeWorker(w);
+    }
+  }
+  /** Whether any PENDING bit is set. */
+  anyPending() {
+    for (let g = 0; g < this.regionLanes; g++) {
+      if (Atomics.load(this.i32, this.pending + g) !== 0) return true;
+    }
+    return false;
+  }
+}
+
+module.exports = { StealGeometry, StealEnd, nextBit, popcount };

@@ -4,8 +4,9 @@
 // is the default for pools of 2..31 workers (lib/options.js); private lanes
 // (lib/lane.js) are the other topology.
 //
-// This file is the protocol: both ends, and the worker's whole scheduling
-// loop (when it claims, spins, parks and wakes others). The pool (host-steal.js)
+// This file is the protocol: both ends (the host's, HostSubmit, lives in
+// steal-host.js), and the worker's whole scheduling loop (when it claims,
+// spins, parks and wakes others). The pool (host-steal.js)
 // and the worker (serve.js) call into it; the exhaustive model checker
 // (__test__/model/) runs these very classes, interleaving every shared-memory
 // access they make, so what is proven is what ships. Every access to a
@@ -74,9 +75,6 @@
 //   writer; the host consumes DONE ^ seen and then sets seen = DONE.
 // - Misdelivered: the host maps slot to call in its own table and checks
 //   the call id the worker echoes (host-slots.js settle).
-// - A worker that leaves (recycling, `leave`) holds no call and publishes
-//   its answers first; then it takes no step, the same for the protocol as
-//   a worker that died, until the host ends it and takes it back.
 // - A worker that dies (`takeBack`): the host first settles its published
 //   answers (they are real), then every slot it holds busy with OWNER ==
 //   w + 1 was taken by the dead worker and not answered. Those calls are
@@ -115,177 +113,11 @@
 // parks, and the end of its last async call wakes it through its own WAKE.
 
 const { lowestBit } = require("./lane.js");
-const { StealGeometry, nextBit, popcount } = require("./steal-geometry.js");
+const { StealGeometry, StealEnd, nextBit, popcount } = require("./steal-geometry.js");
 const { ownerWord } = require("./slot.js");
 const { announce } = require("./doorbell.js");
-
-/** What both ends do with the section's words: wake a worker, look for work. */
-class StealEnd extends StealGeometry {
-  /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
-  wakeWorker(w) {
-    const word = this.wakeWord(w);
-    Atomics.add(this.i32, word, 1);
-    this.notify(word);
-  }
-  /** Wakes up to `count` of the workers in `sleepers` (lowest first). */
-  wakeSleepers(sleepers, count) {
-    for (let n = 0; sleepers !== 0 && n < count; n++) {
-      const w = lowestBit(sleepers);
-      sleepers &= sleepers - 1;
-      this.wakeWorker(w);
-    }
-  }
-  /** Whether any PENDING bit is set. */
-  anyPending() {
-    for (let g = 0; g < this.regionLanes; g++) {
-      if (Atomics.load(this.i32, this.pending + g) !== 0) return true;
-    }
-    return false;
-  }
-}
-
-/** The host's end (steps 1, 2 and 5, and taking back a dead worker's calls). */
-class HostSubmit extends StealEnd {
-  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
-    super(i32, sectionByte, workers, regionLanes, width, notify);
-    this.busy = new Int32Array(regionLanes); // published, not yet consumed
-    this.fresh = new Int32Array(regionLanes); // published since the last flush
-    this.calls = new Array(this.slots).fill(null); // the pool's registry of pending calls
-    this.seen = [];
-    this.seenSeq = new Int32Array(workers);
-    for (let w = 0; w < workers; w++) this.seen.push(new Int32Array(regionLanes));
-    this.inFlight = 0;
-    this.nextLane = 0;
-    this.cursor = new Int32Array(regionLanes); // next slot to try, per region lane
-  }
-  /** A slot the host does not hold (g * width + b), or -1. */
-  freeSlot() {
-    if (this.inFlight === this.slots) return -1;
-    // Start where the last search ended: published calls spread over the
-    // region lanes, and a full lane is not rescanned on every call.
-    for (let i = 0; i < this.regionLanes; i++) {
-      const g = this.nextLane;
-      const b = nextBit(~this.busy[g] & this.full, this.cursor[g]);
-      if (b >= 0) {
-        this.cursor[g] = b + 1;
-        return g * this.width + b;
-      }
-      this.nextLane = g + 1 === this.regionLanes ? 0 : g + 1;
-    }
-    return -1;
-  }
-  /** Step 1, after the request is written: the slot joins this burst. */
-  publish(index, call) {
-    const g = (index / this.width) | 0;
-    const bit = 1 << (index - g * this.width);
-    this.busy[g] |= bit;
-    this.fresh[g] |= bit;
-    this.calls[index] = call;
-    this.inFlight++;
-  }
-  /** Step 2: hand the burst to the claimants and wake sleepers. */
-  flush() {
-    const i32 = this.i32;
-    let published = 0;
-    for (let g = 0; g < this.regionLanes; g++) {
-      let bits = this.fresh[g];
-      if (bits === 0) continue;
-      this.fresh[g] = 0;
-      published += popcount(bits);
-      // The bits first, then OWNER = 0 (see step 2).
-      Atomics.or(i32, this.pending + g, bits);
-      while (bits !== 0) {
-        const b = lowestBit(bits);
-        bits &= bits - 1;
-        // After the request's words: a claimant whose compare-exchange
-        // reads 0 reads the request written before it.
-        Atomics.store(i32, ownerWord(this.slotWord(g * this.width + b)), 0);
-      }
-    }
-    if (published === 0) return;
-    // After the or: a parking worker sets its SLEEPERS bit, then re-reads
-    // PENDING; one of the two sequentially consistent loads sees the other.
-    const sleepers = Atomics.load(i32, this.sleepers);
-    if (sleepers === 0) return;
-    // A spinner takes the first call itself; if it finds more, it passes
-    // the baton (Claimant.serve).
-    const wanted = Atomics.load(i32, this.spinner) !== 0 ? published - 1 : published;
-    if (wanted > 0) this.wakeSleepers(sleepers, wanted);
-  }
-  /**
-   * Step 5 for worker `w`: calls `settle(index)` for each answered slot
-   * (freed first); returns how many.
-   */
-  takeDone(w, settle) {
-    const i32 = this.i32;
-    const seq = Atomics.load(i32, this.doneSeqWord(w));
-    if (seq === this.seenSeq[w]) return 0;
-    this.seenSeq[w] = seq;
-    const seen = this.seen[w];
-    let settled = 0;
-    for (let g = 0; g < this.regionLanes; g++) {
-      if (this.busy[g] === 0) continue;
-      const done = Atomics.load(i32, this.doneWord(w, g));
-      // Only slots the host handed out (DONE is writable by task code).
-      let answered = (done ^ seen[g]) & this.busy[g];
-      if (answered === 0) continue;
-      seen[g] ^= answered;
-      this.busy[g] &= ~answered;
-      while (answered !== 0) {
-        const b = lowestBit(answered);
-        answered &= answered - 1;
-        this.inFlight--;
-        settle(g * this.width + b);
-        settled++;
-      }
-    }
-    return settled;
-  }
-  /** Takes the call out of a consumed (or taken back) slot. */
-  release(index) {
-    const call = this.calls[index];
-    this.calls[index] = null;
-    return call;
-  }
-  /** Worker id in slot `index`'s OWNER word (-1: published, unclaimed). */
-  ownerOf(index) {
-    return Atomics.load(this.i32, ownerWord(this.slotWord(index))) - 1;
-  }
-  /**
-   * Worker `w` is gone: settles the answers it published (`settle(index)`),
-   * then returns the slots it claimed and did not answer (see "A worker
-   * that dies"). The caller releases their calls and rejects them.
-   */
-  takeBack(w, settle) {
-    const i32 = this.i32;
-    const answered = this.takeDone(w, settle);
-    const held = [];
-    for (let g = 0; g < this.regionLanes; g++) {
-      let busy = this.busy[g] & ~this.fresh[g];
-      while (busy !== 0) {
-        const b = lowestBit(busy);
-        busy &= busy - 1;
-        const index = g * this.width + b;
-        if (this.ownerOf(index) !== w) continue;
-        this.busy[g] &= ~(1 << b);
-        Atomics.and(i32, this.pending + g, ~(1 << b));
-        this.inFlight--;
-        held.push(index);
-      }
-      Atomics.store(i32, this.doneWord(w, g), 0);
-      this.seen[w][g] = 0;
-    }
-    Atomics.store(i32, this.doneSeqWord(w), 0);
-    this.seenSeq[w] = 0;
-    Atomics.and(i32, this.sleepers, ~(1 << w));
-    Atomics.and(i32, this.idle, ~(1 << w));
-    // A dead spinner spins no more: free its turn, and wake the sleepers
-    // for any work the host left to it.
-    Atomics.compareExchange(i32, this.spinner, w + 1, 0);
-    if (this.anyPending()) this.wakeSleepers(Atomics.load(i32, this.sleepers), this.workers);
-    return { answered, held };
-  }
-}
+// The host's end (steps 1, 2 and 5, and taking back), in a module of its own.
+const { HostSubmit } = require("./steal-host.js");
 
 // Claims that found PENDING bits but won nothing, in a row, before a worker
 // parks: a bit stays set for a moment after another worker won its slot (it
@@ -346,7 +178,6 @@ class Claimant extends StealEnd {
    * to wait (parks, or lets the event loop turn). True to go on.
    */
   turn() {
-    // Left (recycle-worker.js): it runs until the host ends it, claiming nothing.
     if (this.left) return false;
     if (this.retiring) return this.retiringTurn();
     // Waiting on async calls of its own, this worker leaves new work to an
@@ -416,8 +247,7 @@ class Claimant extends StealEnd {
 
   /** The sleep of `park` ended. */
   woke() {
-    // Left while parked: SLEEPERS keeps its bit until the host takes it back.
-    if (this.left) return;
+    if (this.left) return; // its SLEEPERS bit stays until the host takes it back
     this.parked = false;
     Atomics.and(this.i32, this.sleepers, ~this.bit);
     this.serve();
@@ -493,21 +323,14 @@ class Claimant extends StealEnd {
     this.done[g] ^= 1 << (index - g * this.width);
     this.changedLanes |= 1 << g;
   }
-  /**
-   * At its recycle limit (recycle-worker.js): from now on this worker claims
-   * no new call, so its async calls end and it can leave; claiming on, a
-   * busy worker that always holds an async call would never leave.
-   */
+  /** At a recycle limit: no new call from now on, so its async calls end and it can leave (recycle-worker.js). */
   retire() {
     this.retiring = true;
   }
 
   /**
-   * A retiring worker's turn: publish, hand pending work to a sleeper (a
-   * flush may have woken this worker for it), and wait for its own async
-   * calls (asyncEnded wakes it) without a SLEEPERS bit: nobody counts on it
-   * for new work. Its waiting ends only for answers waiting for room
-   * (serve.js env.sleep) or for its own async calls, which end in its leave.
+   * Retiring: publish, pass pending work to a sleeper (a flush may have woken
+   * this worker for it), wait for its own async calls without a SLEEPERS bit.
    */
   retiringTurn() {
     this.flush();
@@ -522,9 +345,8 @@ class Claimant extends StealEnd {
   }
 
   /**
-   * Leaves the claimants (it must hold no call): publishes its answers; from
-   * then on this worker makes no shared access (it neither claims, parks nor
-   * wakes) until the host ends it and takes it back ("A worker that dies").
+   * Leaves the claimants, holding no call: publishes, then takes no shared
+   * step until the host ends it and takes it back, as a worker that died.
    */
   leave() {
     this.flush();
