@@ -190,6 +190,7 @@ class WorkerLane extends LaneGeometry {
     this.resBits = Atomics.load(i32, this.res); // private copy of RES
     this.started = 0; // requests taken and not yet answered
     this.finished = 0; // answered, not yet published
+    this.left = false; // the host ended its lane (recycling): no shared access from then on
   }
   /** Serves new requests until there are none; then spins or parks. */
   serve() {
@@ -197,6 +198,7 @@ class WorkerLane extends LaneGeometry {
   }
   /** One turn: runs the new requests (spinning briefly for some), or parks. True to go on. */
   turn() {
+    if (this.left) return false;
     let fresh = this.takeNew();
     if (fresh === 0) {
       // Spin briefly unless async tasks wait for this event loop to turn.
@@ -232,6 +234,7 @@ class WorkerLane extends LaneGeometry {
   }
   /** The sleep of `park` ended. */
   woke() {
+    if (this.left) return;
     // The host cleared SLEEPING when it notified; clear it for a spurious
     // wake too.
     Atomics.store(this.i32, this.sleeping, 0);
@@ -240,6 +243,16 @@ class WorkerLane extends LaneGeometry {
   /** An async call's answer is written (and `finish`ed): publish it. */
   asyncEnded() {
     this.flush();
+  }
+  /**
+   * The host emptied this lane to end its worker (recycle.js): from now on
+   * the worker makes no shared access, so that a thread still running after
+   * its "exit" reached the host (Deno's) cannot touch the lane its
+   * replacement serves.
+   */
+  leave() {
+    this.flush();
+    this.left = true;
   }
   /** Step 3: requests not yet started; they are marked started. */
   takeNew() {

@@ -108,7 +108,7 @@ function start(setup) {
       wakeWord: (index, count = 1) => memory.wake(index, count),
       shared: PROCESS_REFUSAL,
       report,
-      // Left the claimants (recycling, work stealing): this process ends
+      // Left the claimants or its lane (recycling): this process ends
       // itself, with the code that tells the host why (recycle.js).
       end: (reason) => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
     },
@@ -127,6 +127,8 @@ process.on("message", (raw) => {
     start(message.setup);
   } else if (served !== null && message && message.type === "leave") {
     served.leave();
+  } else if (served !== null && message && message.type === "end") {
+    served.stop();
   }
 });
 /**

@@ -6,8 +6,12 @@
 // - Private lanes: the host puts calls into the worker's own lane, so the
 //   worker cannot refuse them. It tells the host ("recycle" message); the
 //   host stops choosing that lane, lets the worker answer what the lane
-//   holds, and once the lane is empty terminates the worker and starts a
-//   replacement on the same lane.
+//   holds, and once the lane is empty tells the worker to "end": it leaves
+//   the lane for good (no shared access from then on) and says it "left"
+//   (a worker process exits instead), and the host terminates it and starts
+//   a replacement on the same lane. Not terminate() at once: a Deno worker
+//   thread can still run for a moment after its "exit" reached the host,
+//   and touch the lane its replacement already serves.
 // - Work stealing: the worker takes calls itself, one at a time. When it
 //   holds none (no async call of its own pending, every answer published)
 //   it leaves the claimants and ends: a worker process exits with
@@ -24,7 +28,8 @@ const RECYCLE_EXIT_CODES = Object.freeze({ calls: 75, memory: 76, idle: 77 });
 const REASON_BY_CODE = new Map(Object.entries(RECYCLE_EXIT_CODES).map(([reason, code]) => [code, reason]));
 
 const WAITING = 1; // asked to recycle; the lane is left to empty
-const TERMINATING = 2; // empty: terminate() was called
+const TERMINATING = 2; // terminate() was called
+const ENDING = 3; // empty: told to "end"; terminated once it says it "left" (or exits)
 
 /**
  * Whether a leaving worker's lane is empty, so the worker may be ended: the
@@ -67,19 +72,21 @@ class Recycler {
   }
 
   /**
-   * Work stealing: worker thread `worker` left the claimants for `reason`
-   * (its "left" message): it holds no call and claims none again, so it is
+   * Worker thread `worker` says it "left": work stealing, it left the
+   * claimants for `reason`: it holds no call and claims none again, so it is
    * ended at once, and its exit counts as a recycle (or an idle leave).
+   * Private lanes: it left the lane it was told to end (`check`).
    */
   left(lane, worker, reason) {
     const pool = this.pool;
-    if (
-      !pool.topology.steal ||
-      this.state[lane] !== 0 ||
-      pool.workers[lane] !== worker ||
-      pool.killedFor[lane] !== null
-    )
+    if (pool.workers[lane] !== worker || pool.killedFor[lane] !== null) return;
+    if (this.state[lane] === ENDING && this.worker[lane] === worker) {
+      // Private lanes: it left the lane it was told to end.
+      this.state[lane] = TERMINATING;
+      worker.terminate();
       return;
+    }
+    if (!pool.topology.steal || this.state[lane] !== 0) return;
     this.state[lane] = TERMINATING;
     this.worker[lane] = worker;
     this.reason[lane] = reason === "memory" || reason === "idle" ? reason : "calls";
@@ -92,9 +99,9 @@ class Recycler {
     const pool = this.pool;
     for (let lane = 0; lane < this.state.length && this.waiting !== 0; lane++) {
       if (this.state[lane] !== WAITING || !laneEmptied(pool.topology.lanes[lane])) continue;
-      this.state[lane] = TERMINATING;
+      this.state[lane] = ENDING;
       this.waiting--;
-      this.worker[lane].terminate();
+      this.worker[lane].postMessage({ type: "end" });
     }
   }
 

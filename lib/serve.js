@@ -42,10 +42,10 @@ const DEFAULT_SPIN_MICROS = 50;
  * `wake()` once word `index` of the control region no longer holds `value`
  * (it may call it early). `wakeWord(index)`: wakes whoever sleeps on word
  * `index`. `report(message)`: tells the host `{ type: "ready" }` or
- * `{ type: "init-error", error }`. `end(reason)`: work stealing, this worker
- * left the claimants for `reason` ("calls", "memory", "idle") and is to end:
- * it exits, or asks the host to end it (then it returns, and the loop takes
- * no step again).
+ * `{ type: "init-error", error }`. `end(reason)`: this worker left the
+ * claimants (work stealing) or its lane (the host's "end" message) for
+ * `reason` ("calls", "memory", "idle") and is to end: it exits, or asks the
+ * host to end it (then it returns, and the loop takes no step again).
  */
 function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   const {
@@ -350,6 +350,17 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   }
 
   /**
+   * The host's "end" message (private lanes, recycle.js): it emptied this
+   * worker's lane and stopped using it; the worker leaves the lane for good
+   * and ends (`end`: exits, or asks the host to terminate it).
+   */
+  function stop() {
+    if (steal || port.left) return;
+    port.leave();
+    end(leaveDue ? "idle" : recycle !== null && recycle.due !== null ? recycle.due : "calls");
+  }
+
+  /**
    * The host's "leave" message (work stealing, elastic.js): leave now if
    * this worker holds no call, else at the end of the call that empties it.
    */
@@ -377,7 +388,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
         });
       },
     );
-  return { leave };
+  return { leave, stop };
 }
 
 module.exports = { serveLane };

@@ -18,10 +18,13 @@ const i32 = new Int32Array(workerData.control);
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the
 // port does. The host ends workers with terminate().
-// Its one message: an elastic pool's "leave" (serve.js leave()).
+// Its messages: an elastic pool's "leave" (serve.js leave()), a recycled
+// lane's "end" (serve.js stop()).
 let served = null;
 parentPort.on("message", (message) => {
-  if (served !== null && message !== null && typeof message === "object" && message.type === "leave") served.leave();
+  if (served === null || message === null || typeof message !== "object") return;
+  if (message.type === "leave") served.leave();
+  else if (message.type === "end") served.stop();
 });
 
 // worker.timers.parkMs: the longest a parked worker sleeps before it looks
@@ -60,7 +63,7 @@ served = serveLane(workerData, {
   shared,
   report,
   wrapTask: wrap,
-  // Left the claimants (recycling, work stealing): the host ends this thread
+  // Left the claimants or its lane (recycling): the host ends this thread
   // with terminate() (recycle.js). Not process.exit: Deno's, in a worker,
   // spins in a loop its isolate's termination is to break, which a second
   // call (an earlier termination cancelled) never breaks; the thread then
