@@ -9,7 +9,8 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { createPool, task, stableTaskID } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
-import { within, settleAll, show } from "./fixtures/fault-helpers.mjs";
+import { within, settleAll } from "./helpers/wait.mjs";
+import { show } from "./helpers/faults.mjs";
 import { runtime } from "./fixtures/runtime.mjs";
 
 const native = createRequire(import.meta.url)("../lib/native.js");

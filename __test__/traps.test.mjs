@@ -10,7 +10,7 @@ import { createPool } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import * as W from "./fixtures/trap-worker-creates.mjs";
 import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
-import { within } from "./fixtures/fault-helpers.mjs";
+import { within, sleep } from "./helpers/wait.mjs";
 import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -96,7 +96,7 @@ test(
       );
       await assert.rejects(within(call, 30_000, "pending call"), { code: "KNT_POOL_IN_WORKER" });
       await assert.rejects(pool.call.add([1, 2]), { code: "KNT_POOL_IN_WORKER" }, "later calls too");
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       assert.equal(spawns, 0, "no worker started after the refusal");
     } finally {
       await pool.shutdown();
