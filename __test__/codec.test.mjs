@@ -2,6 +2,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { runtime } from "./fixtures/runtime.mjs";
+import { random } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
 const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec.js");
@@ -856,7 +857,7 @@ test("decoding garbage throws RangeError", () => {
   deep.push(0x01);
   assertCorrupt(Uint8Array.from(deep)); // deeper than the encoder ever writes
   // random bytes: either a value or a RangeError, never another kind of failure
-  const rand = mulberry32(12345);
+  const rand = random(12345);
   let rejected = 0;
   for (let i = 0; i < 3000; i++) {
     const len = 1 + Math.floor(rand() * 24);
@@ -897,17 +898,6 @@ test("decoding garbage throws RangeError", () => {
 });
 
 // ---- randomized round trip -------------------------------------------------------------------------
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Values that fit the fast path only, or (withV8) trees that may also contain Map/Set/RegExp/boxed
 // values and so travel as one node:v8 record. Inside such a record Errors follow v8's rules
@@ -1028,7 +1018,7 @@ function checkKinds(a, b, path = "") {
 }
 
 test("randomized round trip (2000 seeded cases)", () => {
-  const rand = mulberry32(0x6b6e74);
+  const rand = random(0x6b6e74);
   const value = generator(rand);
   const enc = new Encoder();
   let viaSlotCount = 0;
