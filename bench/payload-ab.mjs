@@ -9,15 +9,20 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
+import { parseArgs, positiveInt } from "./lib/args.mjs";
 
 const require = createRequire(import.meta.url);
-const dir = process.argv[2];
-if (!dir) {
-  console.error("usage: node bench/payload-ab.mjs DIR [--reps N]");
-  process.exit(2);
-}
-const ri = process.argv.indexOf("--reps");
-const REPS = ri > 0 ? Number(process.argv[ri + 1]) : 9;
+const USAGE = "usage: node bench/payload-ab.mjs DIR [--reps N]   (DIR: another checkout; --reps default 9)";
+const {
+  _: [dir],
+  reps: REPS,
+} = parseArgs(process.argv.slice(2), {
+  options: { "--reps": ["reps", positiveInt] },
+  defaults: { reps: 9 },
+  usage: USAGE,
+  positionals: 1,
+  required: ["DIR"],
+});
 const load = (root) => ({
   codec: require(path.resolve(root, "lib/codec.js")),
   payload: require(path.resolve(root, "lib/payload.js")),

@@ -17,12 +17,14 @@ import { REPORT_POOLS, POOL_KEYS } from "./lib/report-pools.mjs";
 import { makePayloads, VARIANTS } from "./lib/payloads.mjs";
 import { computeTargets, addTarget, formatTargets } from "./lib/targets.mjs";
 import { renderChart } from "./lib/svg-chart.mjs";
+import { parseArgs, subsetOf, positiveInt, positiveNumber, nonNegativeInt, text } from "./lib/args.mjs";
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(BENCH_DIR, "lib", "report-child.mjs");
 const MiB = 2 ** 20;
 
-export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]     (or: npm run bench -- --report)
+export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]
+       (or: npm run bench -- --report [options], or: node bench/report.mjs [options])
   --quick            ~2-minute smoke version (1 rep, small call counts)
   --reps R           repetitions of every measurement, median reported (default 3; --quick: 1)
   --threads N        threads per pool (default 2); the scaling workload always uses 1, 2 and 4
@@ -38,92 +40,27 @@ export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]     (o
                      attempt (default 2; --quick: 0); no retries after 14 min of run time
   -h, --help         this text`;
 
-function die(msg) {
-  console.error(`bench: ${msg}`);
-  process.exit(2);
-}
+const REPORT_OPTIONS = {
+  "--report": [null, true], // how bench/run.mjs hands over to this script
+  "--quick": ["quick", true],
+  "--reps": ["reps", positiveInt],
+  "--threads": ["threads", positiveInt],
+  "--only": ["only", (v, name) => subsetOf(POOL_KEYS)(v, name)],
+  "--out": ["out", text],
+  "--json": ["json", text],
+  "--timeout": ["timeout", positiveInt],
+  "--stall": ["stall", positiveInt],
+  "--noise-limit": ["noiseLimit", positiveNumber],
+  "--noisy-retries": ["retries", nonNegativeInt],
+};
 
-function parseArgs(argv) {
-  const o = {
-    quick: false,
-    reps: undefined,
-    threads: 2,
-    only: null,
-    out: null,
-    json: null,
-    timeout: 180,
-    stall: 30,
-    retries: undefined,
-    noiseLimit: 0.5,
-  };
-  const num = (name, v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) die(`${name} needs a positive integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value`);
-      return argv[++i];
-    };
-    switch (a) {
-      case "--report":
-        break;
-      case "--quick":
-        o.quick = true;
-        break;
-      case "--reps":
-        o.reps = num(a, val());
-        break;
-      case "--threads":
-        o.threads = num(a, val());
-        break;
-      case "--only":
-        o.only = val()
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean);
-        break;
-      case "--out":
-        o.out = val();
-        break;
-      case "--json":
-        o.json = val();
-        break;
-      case "--timeout":
-        o.timeout = num(a, val());
-        break;
-      case "--stall":
-        o.stall = num(a, val());
-        break;
-      case "--noisy-retries": {
-        const v = Number(val());
-        if (!Number.isInteger(v) || v < 0) die(`--noisy-retries needs an integer >= 0`);
-        o.retries = v;
-        break;
-      }
-      case "--noise-limit": {
-        const v = Number(val());
-        if (!(v > 0)) die(`--noise-limit needs a number of cores > 0`);
-        o.noiseLimit = v;
-        break;
-      }
-      case "-h":
-      case "--help":
-        console.log(REPORT_USAGE);
-        process.exit(0);
-        break;
-      default:
-        die(`unknown option ${a} for --report\n${REPORT_USAGE}`);
-    }
-  }
-  if (o.only) {
-    const unknown = o.only.filter((k) => !POOL_KEYS.includes(k));
-    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOL_KEYS.join(", ")})`);
-  }
-  return o;
-}
+const parseReportArgs = (argv) =>
+  parseArgs(argv, {
+    options: REPORT_OPTIONS,
+    internal: ["--report"],
+    usage: REPORT_USAGE,
+    defaults: { quick: false, threads: 2, only: null, out: null, json: null, timeout: 180, stall: 30, noiseLimit: 0.5 },
+  });
 
 /**
  * Call counts. Full: sized so that the whole run takes ~10-15 min on 2 shared
@@ -207,7 +144,7 @@ function commandLine() {
 // ---- main -----------------------------------------------------------------------------
 
 export async function reportMain(argv) {
-  const opts = parseArgs(argv);
+  const opts = parseReportArgs(argv);
   const cfg = makeConfig(opts);
   const pools = opts.only ? REPORT_POOLS.filter((p) => opts.only.includes(p.key)) : REPORT_POOLS;
   const mdPath = path.resolve(opts.out ?? path.join(BENCH_DIR, "report.md"));
@@ -875,4 +812,9 @@ export async function reportMain(argv) {
   if (bad.length)
     console.error(`bench: ERROR: ${bad.map((s) => s.label).join(", ")}: wrong results or failures (see above)`);
   process.exitCode = bad.length ? 1 : 0;
+}
+
+// Run directly (`node bench/report.mjs [options]`): the same as run.mjs --report.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await reportMain(process.argv.slice(2));
 }
