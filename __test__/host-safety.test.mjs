@@ -8,12 +8,11 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { skipOn } from "./fixtures/runtime.mjs";
 import { sleep } from "./helpers/wait.mjs";
+import { fixture } from "./helpers/children.mjs";
 
 const require = createRequire(import.meta.url);
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const linux = process.platform === "linux";
 
 /** Runs a fixture in a child process; it must exit 0 by itself. Returns its JSON output. */

@@ -9,7 +9,6 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { createPool, WorkerExitError } from "../index.mjs";
 import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
 import { aOnly } from "./fixtures/process-order-b.mjs";
@@ -29,10 +28,10 @@ import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
 import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
 import { sleep, until } from "./helpers/wait.mjs";
 import { random } from "./helpers/prng.mjs";
+import { fixture } from "./helpers/children.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
 const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 
@@ -378,7 +377,7 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
 
 test("a runtime other than the host's gives a clear error when its executable is absent", { skip }, () => {
   const saved = process.env.PATH;
-  process.env.PATH = fileURLToPath(new URL("./fixtures/", import.meta.url));
+  process.env.PATH = fixture("");
   try {
     // The host's own runtime is process.execPath, never looked up.
     for (const runtime of ["node", "deno", "bun"].filter((r) => r !== hostRuntime)) {
@@ -396,7 +395,7 @@ test("a runtime other than the host's gives a clear error when its executable is
 });
 
 test("worker.processExecutable that is not an executable is refused, naming it and the runtime", { skip }, () => {
-  const missing = fileURLToPath(new URL("./fixtures/no-such-runtime", import.meta.url));
+  const missing = fixture("no-such-runtime");
   for (const runtime of ["node", "deno", "bun"]) {
     assert.throws(
       () =>

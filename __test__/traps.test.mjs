@@ -4,7 +4,6 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
@@ -12,9 +11,8 @@ import * as W from "./fixtures/trap-worker-creates.mjs";
 import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
 import { within, sleep } from "./helpers/wait.mjs";
 import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
+import { fixture, ROOT } from "./helpers/children.mjs";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const { resolveOptions } = createRequire(import.meta.url)("../lib/options.js");
 
 /** Node's `file` and `--input-type=module -e script` in the host runtime's words. */
