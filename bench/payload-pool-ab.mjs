@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { makeSweepCell, sizeLabel, windowFor } from "./lib/payloads.mjs";
 import { parseArgs, positiveInt } from "./lib/args.mjs";
+import { median } from "./lib/stats.mjs";
 
 const HERE = fileURLToPath(import.meta.url);
 const CELLS = [
@@ -107,7 +108,6 @@ for (let r = 0; r < reps; r++) {
     results[name].push(JSON.parse(child.stdout.trim().split("\n").pop()));
   }
 }
-const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const fmt = (v, lat) =>
   lat ? `${v.toFixed(1)}` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : `${(v / 1e3).toFixed(1)} k`;
 console.log(`node ${process.version}; ${threads} threads; ${reps} turns per side; median (worst); before: ${dir}`);
@@ -124,7 +124,7 @@ for (const key of Object.keys(results.after[0])) {
   const col = (name) => {
     const xs = results[name].map((x) => x[key]);
     const worst = lat ? Math.max(...xs) : Math.min(...xs);
-    return [med(xs), `${fmt(med(xs), lat)} (${fmt(worst, lat)})`];
+    return [median(xs), `${fmt(median(xs), lat)} (${fmt(worst, lat)})`];
   };
   const [b, bs] = col("before");
   const [a, as] = col("after");

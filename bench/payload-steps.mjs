@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { SWEEP_KINDS, SWEEP_SIZES, makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
 import { parseArgs, listOf, positiveInt, subsetOf, text } from "./lib/args.mjs";
+import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
 const codec = require("../lib/codec.js");
@@ -30,7 +31,6 @@ const args = parseArgs(process.argv.slice(2), {
 });
 const { kinds, sizes } = args;
 
-const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const hr = process.hrtime.bigint;
 function nsPerOp(fn, ops) {
   for (let i = 0; i < Math.max(3, ops / 5); i++) fn(i);

@@ -125,7 +125,6 @@ function worstNoise(r) {
 
 // ---- formatting helpers -----------------------------------------------------------
 
-const med = (xs) => median(xs.filter((v) => Number.isFinite(v)));
 const fmtMs = (v) => (!Number.isFinite(v) ? "-" : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : fmtInt(v));
 const fmtMiB = (v) => (Number.isFinite(v) ? (v / MiB).toFixed(1) : "-");
 const fmtMB = (v) => (!Number.isFinite(v) ? "-" : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : fmtInt(v));
@@ -250,13 +249,13 @@ export async function reportMain(argv) {
       maxRssReps: main.map((r) => r.tinyRss?.maxRssBytes).filter(Number.isFinite),
       rssSamples: main.map((r) => r.tinyRss?.samples).filter(Number.isFinite),
       idleCpuReps: main.map((r) => r.idleCpu?.pctOfCore).filter(Number.isFinite),
-      idleUserMs: med(main.map((r) => r.idleCpu?.userUs / 1000)),
-      idleSysMs: med(main.map((r) => r.idleCpu?.systemUs / 1000)),
+      idleUserMs: median(main.map((r) => r.idleCpu?.userUs / 1000)),
+      idleSysMs: median(main.map((r) => r.idleCpu?.systemUs / 1000)),
       cpuReps: main.map((r) => r.cpu).filter(Boolean),
       payload: {},
       scaling: {},
       startupReps: d.startup.map((r) => r.startupMs).filter(Number.isFinite),
-      shutdownMs: med(d.startup.map((r) => r.shutdownMs)),
+      shutdownMs: median(d.startup.map((r) => r.shutdownMs)),
       checked: [...d.main, ...d.startup, ...Object.values(d.scaling).flat()].reduce((a, r) => a + (r.checked ?? 0), 0),
       mismatches: [...d.main, ...d.startup, ...Object.values(d.scaling).flat()].reduce(
         (a, r) => a + (r.mismatches ?? 0),
@@ -269,33 +268,33 @@ export async function reportMain(argv) {
           ? "unavailable"
           : "ok",
     };
-    s.callsPerSec = med(s.tinyReps);
-    s.p50 = med(s.p50Reps);
-    s.p99 = med(s.p99Reps);
-    s.idleRss = med(s.idleRssReps);
-    s.peakRss = med(s.peakRssReps);
-    s.maxRss = med(s.maxRssReps);
-    s.idleCpu = med(s.idleCpuReps);
-    s.makespan = med(s.cpuReps.map((x) => x.makespanMs));
+    s.callsPerSec = median(s.tinyReps);
+    s.p50 = median(s.p50Reps);
+    s.p99 = median(s.p99Reps);
+    s.idleRss = median(s.idleRssReps);
+    s.peakRss = median(s.peakRssReps);
+    s.maxRss = median(s.maxRssReps);
+    s.idleCpu = median(s.idleCpuReps);
+    s.makespan = median(s.cpuReps.map((x) => x.makespanMs));
     s.idealMs = s.cpuReps[0]?.idealMs ?? (c.cpuTasks * c.cpuMs) / T;
-    s.overhead = med(s.cpuReps.map((x) => x.overheadPct));
-    s.startup = med(s.startupReps);
+    s.overhead = median(s.cpuReps.map((x) => x.overheadPct));
+    s.startup = median(s.startupReps);
     s.noise = {};
     for (const ph of NOISE_PHASES) {
       const reps = main.map((r) => r.noise?.[ph.key]?.foreignCores).filter(Number.isFinite);
-      s.noise[ph.key] = { reps, median: med(reps), max: reps.length ? Math.max(...reps) : NaN };
+      s.noise[ph.key] = { reps, median: median(reps), max: reps.length ? Math.max(...reps) : NaN };
     }
     for (const p of payloads) {
       const reps = main.map((r) => r.payload?.[p.key]).filter(Boolean);
       s.payload[p.key] = {
         reps,
-        callsPerSec: med(reps.map((x) => x.callsPerSec)),
-        mbPerSec: med(reps.map((x) => x.mbPerSec)),
+        callsPerSec: median(reps.map((x) => x.callsPerSec)),
+        mbPerSec: median(reps.map((x) => x.mbPerSec)),
       };
     }
     for (const t of cfg.scalingThreads) {
       const reps = t === T ? s.tinyReps : (d.scaling[t] ?? []).map((r) => r.tiny?.callsPerSec).filter(Number.isFinite);
-      s.scaling[t] = { reps, callsPerSec: med(reps) };
+      s.scaling[t] = { reps, callsPerSec: median(reps) };
     }
     // for computeTargets (the same shape bench/run.mjs gives it)
     s.tiny = s.tinyReps;
@@ -341,15 +340,16 @@ export async function reportMain(argv) {
     if (all.length) {
       const busy = all.filter((v) => v >= 0.25).length;
       md.push(
-        `- **machine noise:** other processes used a median ${fmtCores(med(all))} of ` +
+        `- **machine noise:** other processes used a median ${fmtCores(median(all))} of ` +
           `${cpu.availableParallelism} cores ` +
           `during the measured phases (max ${fmtCores(Math.max(...all))}; ${busy} of ${all.length} ` +
           `phases had >= 0.25 cores taken); ` +
           "see **Machine noise**",
       );
-      if (med(all) >= 0.25) {
+      if (median(all) >= 0.25) {
         md.push(
-          `- **WARNING:** other processes took about ${fmtCores(med(all))} of the ${cpu.availableParallelism} cores ` +
+          `- **WARNING:** other processes took about ${fmtCores(median(all))} ` +
+            `of the ${cpu.availableParallelism} cores ` +
             "for much of this run, so the numbers describe a contended machine (CPU-bound makespans inflate, wake-up " +
             "latencies and throughputs shift); rerun on a quiet machine before drawing conclusions",
         );

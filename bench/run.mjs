@@ -39,6 +39,7 @@ import { serverConfig, runServer } from "./lib/server.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
+import { LoadError, firstLines } from "./lib/child-job.mjs";
 import { parseArgs, die, list, listOf, subsetOf, positiveInt, text, json } from "./lib/args.mjs";
 
 // ---- configuration ------------------------------------------------------------
@@ -255,17 +256,6 @@ const POOLS = [
     },
   },
 ];
-
-class LoadError extends Error {
-  constructor(message, cause) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "LoadError";
-  }
-}
-
-function firstLines(s, n) {
-  return String(s).split("\n").slice(0, n).join("\n");
-}
 
 // ---- workloads ----------------------------------------------------------------
 // tinyCalls and sequential live in lib/workloads.mjs, shared with --report.

@@ -36,6 +36,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createPool, task, isMain } from "../index.mjs";
 import { random } from "../__test__/helpers/prng.mjs";
+import { median } from "../bench/lib/stats.mjs";
 
 const KIND_SYNC = 0;
 const KIND_ASYNC = 1;
@@ -557,10 +558,6 @@ async function checkpoint(pool, internal, threads, calls) {
 }
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * Growth over the measured phase: the median of the first checkpoints from
