@@ -839,6 +839,21 @@ test("decoding truncated payloads throws RangeError", () => {
   }
 });
 
+test("an error record whose name or message cannot become a string is corrupt, not a TypeError", () => {
+  // Well-formed records the encoder never writes (it refuses such errors):
+  // error, flags 0, then name, message, stack; 0x0d 0 0 0 0 is an empty
+  // null-prototype object, which has no toString; 0x00 is undefined.
+  const nullObject = [0x0d, 0, 0, 0, 0];
+  assertCorrupt(Uint8Array.of(0x10, 0, ...nullObject, 0x00, 0x00)); // the name
+  assertCorrupt(Uint8Array.of(0x10, 0, 0x00, ...nullObject, 0x00)); // the message
+  // Found by the garbage fuzz below with another seed: a payload with one byte
+  // turned into the error tag.
+  const found =
+    "0c040000000801610b0600000004010000000500000000000004400801730a010000002d4e10000d0000000000000000" +
+    "000000000000001006fbffffffffffffff0833620e000000000000f03f0801630108016403";
+  assertCorrupt(Uint8Array.from(Buffer.from(found, "hex")));
+});
+
 test("decoding garbage throws RangeError", () => {
   assertCorrupt(Uint8Array.of(0xff));
   assertCorrupt(Uint8Array.of(0x12));

@@ -504,8 +504,9 @@ function readShared() {
 function readError(d) {
   if (d >= MAX_DEPTH) throw corrupt("nesting too deep", dPos - 1);
   need(1);
+  const at = dPos;
   const flags = dU8[dPos++];
-  if (flags > 15) throw corrupt("bad error flags", dPos - 1);
+  if (flags > 15) throw corrupt("bad error flags", at);
   d += 1;
   const name = readValue(d);
   const message = readValue(d);
@@ -539,7 +540,14 @@ function readError(d) {
   if (errors !== undefined && Ctor !== AggregateError) {
     Object.defineProperty(e, "errors", { value: errors, writable: true, enumerable: false, configurable: true });
   }
-  Object.defineProperty(e, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+  try {
+    Object.defineProperty(e, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+  } catch {
+    // Replacing the stack makes V8 print the error once, turning name and
+    // message into strings: a value the encoder cannot have written there
+    // (a null-prototype object has no toString) throws a TypeError.
+    throw corrupt("error name or message that cannot become a string", at);
+  }
   if (flags & E_ERR_FLAG_CODE) e.code = code;
   if (flags & E_ERR_FLAG_PROPS) {
     need(4);
