@@ -24,8 +24,12 @@ test("task timeouts: default, maybe, error, and a plain number", async () => {
     assert.match(err.message, /slowNumber/);
     assert.match(err.message, /50 ms/);
     assert.equal(err.code, "KNT_TASK_TIMEOUT");
-    // Fast enough: the real result.
-    assert.equal(await pool.call.slowDefault(1), "finished");
+    // Fast enough: the real result. A few tries: on a loaded machine a 1 ms
+    // call can still miss its 50 ms bound now and then (1 run of 3 under
+    // with-load.sh); a timeout that never lets a result through fails all.
+    let fast;
+    for (let i = 0; i < 5 && fast !== "finished"; i++) fast = await pool.call.slowDefault(1);
+    assert.equal(fast, "finished");
     // The worker stays usable and late results never reach other calls.
     const late = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echoAfter([i, 1])));
     assert.deepEqual(
