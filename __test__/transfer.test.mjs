@@ -81,8 +81,10 @@ test("transfer() takes a whole, unshared, attached buffer and detaches the calle
     ["a view over a SharedArrayBuffer", new Uint8Array(new SharedArrayBuffer(16))],
     ["a view over part of its buffer", new Uint8Array(64).subarray(8)],
     ["a view over the start of its buffer", new Uint8Array(new ArrayBuffer(64), 0, 32)],
-    ["a pooled Buffer", Buffer.from("abc")],
   ];
+  // Node carves small Buffers out of a shared pool (Bun does not): one of those is refused.
+  const small = Buffer.from("abc");
+  if (small.byteLength !== small.buffer.byteLength) refused.push(["a pooled Buffer", small]);
   const detached = new Uint8Array(8);
   transfer(detached);
   refused.push(["a detached buffer", detached], ["a detached ArrayBuffer", detached.buffer]);
