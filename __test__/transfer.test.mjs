@@ -302,3 +302,20 @@ test("a replacement worker's moved results are not confused with its predecessor
   old.close();
   fresh.close();
 });
+
+test("a replacement worker's SharedArrayBuffers are not confused with its predecessor's", () => {
+  // The same for buffers by reference: read ahead from the dead worker's port, never published.
+  const refs = new HostSharedRefs(1);
+  const old = refs.attach(0);
+  const stale = new SharedArrayBuffer(4);
+  old.postMessage({ seq: 1, sab: stale });
+  old.postMessage({ seq: 2, sab: new SharedArrayBuffer(8) });
+  assert.equal(refs.resolve(1, 2).byteLength, 8);
+  const fresh = refs.attach(0);
+  const mine = new SharedArrayBuffer(12);
+  fresh.postMessage({ seq: 1, sab: mine });
+  assert.equal(refs.resolve(1, 1).byteLength, mine.byteLength, "the replacement's own buffer, not the stale one");
+  refs.close();
+  old.close();
+  fresh.close();
+});

@@ -87,8 +87,11 @@ class HostSharedRefs {
     const { port1, port2 } = new MessageChannel();
     port1.unref(); // read synchronously only: never holds the event loop
     this.ports[lane] = port1;
-    // Results the worker before moved and never published went with its port.
+    // What the worker before sent and never published went with its port; a
+    // replacement counts its seqs from 1 again, so none may be paired with its own.
     this.moved[lane].clear();
+    const origin = `${lane + 1}:`;
+    for (const key of this.received.keys()) if (key.startsWith(origin)) this.received.delete(key);
     for (const [seq, sab] of this.live) port1.postMessage({ seq, sab });
     return port2;
   }
