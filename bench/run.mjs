@@ -79,7 +79,7 @@ scheduling workloads (a fresh child process per pool per rep; cpu-bound: per poo
                      (default 2000; --quick: 400)
   --cpu-reps R       cpu-bound bursts, all in one child process per pool (default 5;
                      --quick: 2): knitting-native stealing and host.steal false, piscina,
-                     raw postMessage; ~40 s with the defaults
+                     raw postMessage, bare workers; 3 warm-up bursts first; ~50 s
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
