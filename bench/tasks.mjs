@@ -2,7 +2,7 @@
 // the same every peer's worker runs).
 // This module is imported by the bench driver AND inside every pool worker, so it
 // must only define and export tasks: no pool creation, no side effects.
-import { task } from "../index.mjs";
+import { task, transfer } from "../index.mjs";
 import * as body from "./lib/task-bodies.mjs";
 
 /** add([a, b]) -> a + b */
@@ -16,3 +16,6 @@ export const spin = task({ f: ([i, ms]) => body.spin(i, ms) });
 
 /** work([i, iters]) -> [i, µs], after iters rounds of CPU work (node bench/run.mjs, random-load) */
 export const work = task({ f: ([i, iters]) => body.work(i, iters) });
+
+/** echoMoved(v) -> v, its buffer moved back rather than copied (transfer()). */
+export const echoMoved = task({ f: (v) => transfer(v) });

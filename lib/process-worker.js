@@ -11,7 +11,7 @@ require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
-const { PROCESS_REFUSAL } = require("./shared-refs.js");
+const { ProcessRefs } = require("./shared-refs.js");
 const { pack, unpack } = require("./ipc-message.js");
 
 /** The host's serialization, learnt from its "start" message: answers go the same way. */
@@ -102,7 +102,7 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index, count = 1) => memory.wake(index, count),
-      shared: PROCESS_REFUSAL,
+      shared: new ProcessRefs(),
       report,
     },
   );

@@ -24,6 +24,7 @@ const {
   T_ERROR,
   T_V8,
   T_SHARED,
+  T_TRANSFER,
   K_SHARED_BUFFER,
   K_UINT8,
   K_BUFFER,
@@ -168,6 +169,8 @@ function readValue(d) {
       return readV8();
     case T_SHARED:
       return readShared();
+    case T_TRANSFER:
+      return readTransfer(d);
   }
   throw corrupt(`unknown tag 0x${tag.toString(16).padStart(2, "0")}`, dPos - 1);
 }
@@ -499,6 +502,31 @@ function readShared() {
     throw corrupt(`${Ctor.name} over shared bytes ${byteOffset}+${byteLength}`, at);
   }
   return new Ctor(sab, byteOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
+}
+
+/** A transfer() marker's buffer, moved beside the payload (codec/transfer.js): only a whole payload. */
+function readTransfer(d) {
+  need(13);
+  const at = dPos - 1;
+  const kind = dU8[dPos++];
+  const origin = r32();
+  const seq = r32();
+  const byteLength = r32();
+  if (d !== 0) throw corrupt("a transfer record inside another value", at);
+  if (kind > K_ARRAYBUFFER) throw corrupt(`unknown transfer kind ${kind}`, at + 1);
+  if (dShared === null || typeof dShared.claim !== "function") {
+    throw corrupt("a transfer record where no transferred buffer can be received", at);
+  }
+  const ab = dShared.claim(origin, seq);
+  if (ab === undefined || Object.getPrototypeOf(ab) !== ArrayBuffer.prototype || ab.byteLength !== byteLength) {
+    throw corrupt(`transfer ${origin}:${seq} does not name a received ArrayBuffer of ${byteLength} bytes`, at);
+  }
+  if (kind === K_ARRAYBUFFER) return ab;
+  if (kind === K_BUFFER) return Buffer.from(ab);
+  if (kind === K_DATAVIEW) return new DataView(ab);
+  const Ctor = VIEW_CTORS[kind];
+  if (byteLength % Ctor.BYTES_PER_ELEMENT !== 0) throw corrupt(`${Ctor.name} over ${byteLength} bytes`, at);
+  return new Ctor(ab);
 }
 
 function readError(d) {
