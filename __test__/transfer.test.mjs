@@ -12,6 +12,9 @@ import { createRequire } from "node:module";
 import { receiveMessageOnPort } from "node:worker_threads";
 import { createPool, transfer, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/transfer-tasks.mjs";
+import { within } from "./helpers/wait.mjs";
+import { internals } from "./helpers/internals.mjs";
+import { fillBytes } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
 const { TRANSFER_MIN_BYTES } = require("../lib/codec/transfer.js");
@@ -19,28 +22,7 @@ const { HostSharedRefs } = require("../lib/shared-refs.js");
 
 const BIG = 1024 * 1024;
 const SMALL = 1024;
-const internalOf = (pool) => pool[Symbol.for("knitting-native.pool")];
-
-// A bound on a hang, not a timing assertion; the timer never holds the process open.
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-
-function bytes(n, seed) {
-  const u8 = new Uint8Array(n);
-  let x = seed * 2654435761 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    u8[i] = x;
-  }
-  return u8;
-}
+const bytes = (n, seed) => fillBytes(new Uint8Array(n), seed * 2654435761);
 // As the fixture's sumOf.
 function sumOf(u8) {
   let s = 0;
@@ -104,7 +86,7 @@ for (const [mode, options] of [
 ]) {
   test(`${mode}: transferred arguments and results cross whole, in every kind and size`, async () => {
     const pool = createPool(options)(t);
-    const refs = internalOf(pool).sharedRefs;
+    const refs = internals(pool).sharedRefs;
     let claims = 0;
     if (refs !== null) {
       const claim = refs.claim.bind(refs);
@@ -223,7 +205,7 @@ test("a worker that dies holding moved arguments rejects its calls; the pool goe
   for (const host of [{ steal: false }, { steal: true }]) {
     const threads = host.steal ? 2 : 1;
     const pool = createPool({ threads, host })(t);
-    const refs = internalOf(pool).sharedRefs;
+    const refs = internals(pool).sharedRefs;
     try {
       // The dying call and, behind it in the same lane, calls whose buffers went to that worker.
       const dying = pool.call.dieHolding(transfer(bytes(BIG, 10)));
@@ -258,7 +240,7 @@ test("a worker that dies holding moved arguments rejects its calls; the pool goe
 test("an answer discarded after an abort leaves no moved buffer behind", async () => {
   for (const host of [{ steal: false }, { steal: true }]) {
     const pool = createPool({ threads: host.steal ? 2 : 1, host })(t);
-    const refs = internalOf(pool).sharedRefs;
+    const refs = internals(pool).sharedRefs;
     try {
       const late = [];
       for (let i = 0; i < 8; i++) {
