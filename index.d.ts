@@ -83,10 +83,23 @@ export type ArgOf<T> = T extends { readonly [kTask]: (arg: infer A) => any }
  * a `Task<A, R>`; for a bare function, its awaited return type.
  */
 export type ResultOf<T> = T extends { readonly [kTask]: (arg: any) => infer R }
-  ? Awaited<R>
+  ? Untransferred<Awaited<R>>
   : T extends (...args: any) => infer R
-    ? Awaited<R>
+    ? Untransferred<Awaited<R>>
     : never;
+
+declare const kTransferred: unique symbol;
+
+/** A buffer a caller or task gave up with {@link transfer}: the receiver gets a `T`. */
+export interface Transferred<T extends ArrayBuffer | ArrayBufferView = ArrayBuffer | ArrayBufferView> {
+  readonly [kTransferred]: T;
+}
+
+/** What a {@link Transferred} value arrives as: `T` for `Transferred<T>`, anything else as it is. */
+export type Untransferred<R> = R extends Transferred<infer V> ? V : R;
+
+/** The transfer() form a task's argument type `A` accepts (when `A` is a buffer or a view). */
+export type TransferredArg<A> = A extends ArrayBuffer | ArrayBufferView ? Transferred<A> : never;
 
 /** `true` for an abort-aware task (`Task<A, R, true>`), `false` for any other task or function. */
 export type AbortableOf<T> = T extends Task<any, any, true> ? true : false;
@@ -211,8 +224,8 @@ export interface CallOptions {
  * caller returns an {@link AbortablePromise}.
  */
 export type TaskCaller<A, R, Abortable extends boolean = false> = undefined extends A
-  ? (arg?: A | Promise<A>, options?: CallOptions) => CallPromise<R, Abortable>
-  : (arg: A | Promise<A>, options?: CallOptions) => CallPromise<R, Abortable>;
+  ? (arg?: A | Promise<A> | TransferredArg<A>, options?: CallOptions) => CallPromise<R, Abortable>
+  : (arg: A | Promise<A> | TransferredArg<A>, options?: CallOptions) => CallPromise<R, Abortable>;
 
 // ---------------------------------------------------------------------------
 // Pools
@@ -954,6 +967,9 @@ export interface PermissionPolicy {
  *   `abortSignalCapacity` (the error is a `RangeError`).
  * - `"KNT_REGION_CORRUPT"`: a word the call needed, read from the pool's
  *   shared memory, made no sense (task code wrote into that memory).
+ * - `"KNT_TRANSFER"`: {@link transfer} got a value it cannot take (not an
+ *   `ArrayBuffer` or a view over all of one, a `SharedArrayBuffer`, a detached
+ *   buffer), or a marker was sent twice or nested inside another value (a `TypeError`).
  * - `"KNT_PROCESS_EXIT_REFUSED"`: task code in a worker thread called
  *   `process.abort()` (always refused) or `process.exit()` (refused under a
  *   `permission` policy); the error's `task` names the task when known, and
@@ -972,6 +988,7 @@ export type KnittingErrorCode =
   | "KNT_ABORT_SIGNALS_EXHAUSTED"
   | "KNT_REGION_CORRUPT"
   | "KNT_PROCESS_EXIT_REFUSED"
+  | "KNT_TRANSFER"
   | "KNT_INVALID_OPTION"
   | "KNT_INVALID_TASK"
   | "KNT_POOL_IN_WORKER"
@@ -1267,5 +1284,22 @@ export declare const isMain: boolean;
  * the count of `task()` and `importTask()` calls made before it in that module).
  */
 export declare function stableTaskID(href: string, at: number): number;
+
+/**
+ * Gives up `value` (an `ArrayBuffer`, or a typed array, `Buffer` or `DataView`
+ * over all of one) so that its memory can move to the other side instead of
+ * being copied: pass the result as the whole argument of a call
+ * (`pool.call.f(transfer(u8))`), or return it from a task. `value`'s buffer is
+ * detached at once (`byteLength` 0: index writes are ignored, methods throw);
+ * the receiver gets a new buffer of the same kind that only it holds.
+ * Worker threads move results, and arguments in private lanes
+ * (`host.steal: false`); arguments under work stealing, worker processes and
+ * values under 32 KiB are copied once instead. A marker goes out once.
+ * Throws a `TypeError` (`code` `"KNT_TRANSFER"`) for a `SharedArrayBuffer`, a
+ * view over part of its buffer (a pooled `Buffer`), a detached buffer or
+ * anything else; a marker nested inside another value, or sent twice, rejects
+ * its call the same way.
+ */
+export declare function transfer<T extends ArrayBuffer | ArrayBufferView>(value: T): Transferred<T>;
 
 export {};

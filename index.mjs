@@ -6,5 +6,5 @@ import { createRequire } from "node:module";
 
 const api = createRequire(import.meta.url)("./index.js");
 
-export const { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS } = api;
+export const { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS, transfer } = api;
 export default api;

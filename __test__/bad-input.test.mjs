@@ -9,16 +9,16 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { createPool, task, stableTaskID } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
-import { within, settleAll, show } from "./fixtures/fault-helpers.mjs";
+import { within, settleAll } from "./helpers/wait.mjs";
+import { show } from "./helpers/faults.mjs";
 import { runtime } from "./fixtures/runtime.mjs";
+import { keyPattern } from "./helpers/errors.mjs";
 
 const native = createRequire(import.meta.url)("../lib/native.js");
 const SETTLE_MS = 20_000;
 const MIB = 1024 * 1024;
 
 const bad = (options, Ctor, key) => ({ options, Ctor, key });
-const keyPattern = (key) => new RegExp(`(^|[^\\w.])${key.replace(/\./g, "\\.")}\\b`);
-
 // [options, expected error class, the key the message must name]
 const OPTION_CASES = [
   bad(null, TypeError, "options"),

@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import { echo, lengthOf } from "./fixtures/fault-tasks.mjs";
 import { prng, genValue, assertSame, show } from "./fixtures/codec-values.mjs";
-import { settleAll, within } from "./fixtures/fault-helpers.mjs";
+import { settleAll, within } from "./helpers/wait.mjs";
 import { runtime } from "./fixtures/runtime.mjs";
 
 const { Encoder, decode } = createRequire(import.meta.url)("../lib/codec.js");

@@ -2,6 +2,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { runtime } from "./fixtures/runtime.mjs";
+import { random } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
 const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec.js");
@@ -838,6 +839,21 @@ test("decoding truncated payloads throws RangeError", () => {
   }
 });
 
+test("an error record whose name or message cannot become a string is corrupt, not a TypeError", () => {
+  // Well-formed records the encoder never writes (it refuses such errors):
+  // error, flags 0, then name, message, stack; 0x0d 0 0 0 0 is an empty
+  // null-prototype object, which has no toString; 0x00 is undefined.
+  const nullObject = [0x0d, 0, 0, 0, 0];
+  assertCorrupt(Uint8Array.of(0x10, 0, ...nullObject, 0x00, 0x00)); // the name
+  assertCorrupt(Uint8Array.of(0x10, 0, 0x00, ...nullObject, 0x00)); // the message
+  // Found by the garbage fuzz below with another seed: a payload with one byte
+  // turned into the error tag.
+  const found =
+    "0c040000000801610b0600000004010000000500000000000004400801730a010000002d4e10000d0000000000000000" +
+    "000000000000001006fbffffffffffffff0833620e000000000000f03f0801630108016403";
+  assertCorrupt(Uint8Array.from(Buffer.from(found, "hex")));
+});
+
 test("decoding garbage throws RangeError", () => {
   assertCorrupt(Uint8Array.of(0xff));
   assertCorrupt(Uint8Array.of(0x12));
@@ -856,7 +872,7 @@ test("decoding garbage throws RangeError", () => {
   deep.push(0x01);
   assertCorrupt(Uint8Array.from(deep)); // deeper than the encoder ever writes
   // random bytes: either a value or a RangeError, never another kind of failure
-  const rand = mulberry32(12345);
+  const rand = random(12345);
   let rejected = 0;
   for (let i = 0; i < 3000; i++) {
     const len = 1 + Math.floor(rand() * 24);
@@ -897,17 +913,6 @@ test("decoding garbage throws RangeError", () => {
 });
 
 // ---- randomized round trip -------------------------------------------------------------------------
-
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Values that fit the fast path only, or (withV8) trees that may also contain Map/Set/RegExp/boxed
 // values and so travel as one node:v8 record. Inside such a record Errors follow v8's rules
@@ -1028,7 +1033,7 @@ function checkKinds(a, b, path = "") {
 }
 
 test("randomized round trip (2000 seeded cases)", () => {
-  const rand = mulberry32(0x6b6e74);
+  const rand = random(0x6b6e74);
   const value = generator(rand);
   const enc = new Encoder();
   let viaSlotCount = 0;

@@ -7,18 +7,9 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool } from "../index.mjs";
 import { add, fail, later, double } from "./fixtures/server-tasks.mjs";
+import { sleep, until } from "./helpers/wait.mjs";
 
 const tasks = { add, fail, later, double };
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `ok()` every 10 ms for up to `ms` (a bound, never an expectation). */
-async function until(ok, ms, what) {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 /** Counts a pool's worker events: creates, exits by reason, and the workers alive now. */
 function watch(pool) {

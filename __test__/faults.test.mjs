@@ -10,7 +10,9 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { createPool, WorkerExitError } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
-import { within, settleAll, internals, blockUntil, blockFor, show } from "./fixtures/fault-helpers.mjs";
+import { within, settleAll, sleep, until } from "./helpers/wait.mjs";
+import { internals } from "./helpers/internals.mjs";
+import { blockUntil, blockFor, show } from "./helpers/faults.mjs";
 import { runtime, skipOn } from "./fixtures/runtime.mjs";
 
 const SETTLE_MS = 20_000;
@@ -161,13 +163,11 @@ async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
       assert.ok(fulfilled > 0, "the other worker's calls completed");
     }
     // A replacement runs the victim's lane; the other worker is the same thread.
-    await within(
-      (async () => {
-        while (p.workers[lane] === null || p.workers[lane].threadId === victim)
-          await new Promise((r) => setTimeout(r, 5));
-      })(),
+    await until(
+      () => p.workers[lane] !== null && p.workers[lane].threadId !== victim,
       SETTLE_MS,
       `lane ${lane} gets a replacement worker`,
+      5,
     );
     assert.equal(p.workers[1 - lane].threadId, before[1 - lane], "the other worker was not replaced");
     await serves(pool, 400, "after the replacement");
@@ -277,7 +277,7 @@ for (const steal of [false, true])
         const p = await warm(pool);
         const before = p.workers.map((w) => w.threadId);
         const calls = Array.from({ length: 30 }, (_, i) => pool.call.sleepThen([i, 300]));
-        await new Promise((r) => setTimeout(r, 30)); // the workers are running their calls
+        await sleep(30); // the workers are running their calls
         // Private lanes: worker 1 holds half of them. Stealing: which worker
         // claimed how many is a race; the victim is one that holds some.
         let v = 1;
@@ -308,7 +308,7 @@ for (const steal of [false, true])
         // Terminating every worker at once: all held calls reject, both lanes come back.
         const more = Array.from({ length: 40 }, (_, i) => pool.call.sleepThen([i, 300]));
         const moreSettled = settleAll(more, SETTLE_MS, "calls when every worker is terminated");
-        await new Promise((r) => setTimeout(r, 30));
+        await sleep(30);
         const ids = p.workers.map((w) => w.threadId);
         await Promise.all(p.workers.map((w) => w.terminate()));
         const after = await moreSettled;
@@ -351,7 +351,7 @@ test("a replacement terminated from outside before it was ready: its calls get i
     const starting = p.workers[0];
     assert.ok(starting !== null && !p.ready[0], "a replacement is starting");
     const calls = Array.from({ length: 5 }, (_, i) => pool.call.add([i, 1]));
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     assert.equal(p.workers[0], starting, "still the same starting worker");
     assert.equal(p.ready[0], false, "and still not ready");
     const threadId = starting.threadId; // -1 once it has exited
@@ -429,7 +429,7 @@ test("a forged RES bit for a call still running fails that call with KNT_REGION_
     const running = pool.call.waitForGate(7);
     let slot = -1;
     for (let waited = 0; slot < 0 && waited < SETTLE_MS; waited += 10) {
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
       slot = lane.calls.findIndex((c) => c !== null);
     }
     assert.ok(slot >= 0, "the call is in a slot");
@@ -444,7 +444,7 @@ test("a forged RES bit for a call still running fails that call with KNT_REGION_
     Atomics.store(gate, 0, 1);
     const w = lane.slotWord(slot);
     for (let waited = 0; Slot.startedOf(p.i32, w) !== Slot.STARTED.ANSWERED && waited < SETTLE_MS; waited += 10) {
-      await new Promise((r) => setTimeout(r, 10));
+      await sleep(10);
     }
     await serves(pool, 50, "after the forged bit");
   } finally {
@@ -485,7 +485,7 @@ test("calls a worker answered before it died resolve with their results", async 
     // this test is for); Deno reports a worker's exit later, after them.
     const exited = () => p.workers[0] === null || p.workers[0].threadId !== victim;
     for (let waited = 0; !exited() && waited < SETTLE_MS; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
     assert.ok(p.workers[0] === null || p.workers[0].threadId !== victim, "the worker did exit");
     assert.deepEqual(a, { status: "fulfilled", value: { threadId: victim } }, `exitLater: ${show(a)}`);

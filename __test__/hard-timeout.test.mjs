@@ -5,15 +5,8 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool } from "../index.mjs";
 import * as t from "./fixtures/hard-timeout-tasks.mjs";
+import { within, sleep } from "./helpers/wait.mjs";
 
-// A bound on a hang, not a timing assertion; the timer never holds the process open.
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
 const outcome = (promise, what) =>
   within(
     promise.then(
@@ -23,7 +16,6 @@ const outcome = (promise, what) =>
     30_000,
     what,
   );
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const HARD_MS = 300;
 const modes = [

@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { skipOn } from "./fixtures/runtime.mjs";
+import { sleep } from "./helpers/wait.mjs";
+import { fixture } from "./helpers/children.mjs";
 
 const require = createRequire(import.meta.url);
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const linux = process.platform === "linux";
 
 /** Runs a fixture in a child process; it must exit 0 by itself. Returns its JSON output. */
@@ -113,7 +113,7 @@ const noDetach =
 test("native objects refuse views over memory JS can detach or shrink (TypeError KNT_NOT_SHARED_MEMORY)", {
   skip: skipOn({ bun: noDetach }),
 }, () => {
-  const out = child("napi-abuse.cjs", "views");
+  const out = child("napi-abuse.mjs", "views");
   for (const kind of ["plain", "resizable", "detached"]) {
     for (const what of ["PayloadArena", "HostDoorbell", "WorkerBell", "formatControlRegion"]) {
       const r = out[`${what}/${kind}`];
@@ -131,7 +131,7 @@ test("native objects refuse views over memory JS can detach or shrink (TypeError
 });
 
 test("every native export and method survives arguments of every wrong kind", () => {
-  const out = child("napi-abuse.cjs", "everything");
+  const out = child("napi-abuse.mjs", "everything");
   assert.ok(out.calls > 5000, `only ${out.calls} calls`);
   assert.ok(out.threw > out.calls / 2, "most of them are refused");
 });
@@ -141,7 +141,7 @@ test(
   () => {
     // Before: spinWhile(..., NaN) aborted the process; buffer(-64, 64) and
     // buffer(NaN, 64) were taken as offset 0; abortOffset(2**32-1) wrapped.
-    const out = child("napi-abuse.cjs", "numbers");
+    const out = child("napi-abuse.mjs", "numbers");
     const refused = Object.entries(out).filter(([, r]) => !r.ok);
     for (const [name, r] of refused)
       assert.ok(r.code === "InvalidArg" || r.code === "KNT_REGION_CORRUPT", `${name}: ${r.code} ${r.message}`);
@@ -195,7 +195,7 @@ test("ProcessMemory.openFd takes only a sealed memfd of the right size, and clos
 }, () => {
   // Before: openFd closed whatever it was given, even on failure; on
   // libuv's epoll descriptor the process aborted.
-  const out = child("napi-abuse.cjs", "openfd");
+  const out = child("napi-abuse.mjs", "openfd");
   assert.ok(Number.isInteger(out.epoll), "found libuv's epoll descriptor");
   assert.equal(out["openFd(epoll)"].ok, false);
   assert.equal(out.epollStillOpen, true, "libuv's descriptor was left open");
@@ -232,10 +232,10 @@ test("named shared memory: a host SIGKILLed while its workers start leaves no na
     // The workers inherit stderr: it closes once the host and all of them are gone.
     const closed = new Promise((resolve) => host.stderr.on("close", resolve));
     const deadline = Date.now() + 30_000;
-    while (!out.includes("created") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (!out.includes("created") && Date.now() < deadline) await sleep(1);
     assert.ok(out.includes("created"), `the host did not start: ${err}`);
     // From right after createPool to well into the workers' start-up.
-    await new Promise((resolve) => setTimeout(resolve, run * 20));
+    await sleep(run * 20);
     host.kill("SIGKILL");
     let timer;
     await Promise.race([

@@ -2,12 +2,8 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool, task } from "../index.mjs";
 import * as t from "./fixtures/lifecycle-tasks.mjs";
-
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) => setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)),
-  ]);
+import { within, sleep, until } from "./helpers/wait.mjs";
+import { internals } from "./helpers/internals.mjs";
 
 test("task timeouts: default, maybe, error, and a plain number", async () => {
   const pool = createPool({ threads: 1 })({
@@ -28,15 +24,19 @@ test("task timeouts: default, maybe, error, and a plain number", async () => {
     assert.match(err.message, /slowNumber/);
     assert.match(err.message, /50 ms/);
     assert.equal(err.code, "KNT_TASK_TIMEOUT");
-    // Fast enough: the real result.
-    assert.equal(await pool.call.slowDefault(1), "finished");
+    // Fast enough: the real result. A few tries: on a loaded machine a 1 ms
+    // call can still miss its 50 ms bound now and then (1 run of 3 under
+    // with-load.sh); a timeout that never lets a result through fails all.
+    let fast;
+    for (let i = 0; i < 5 && fast !== "finished"; i++) fast = await pool.call.slowDefault(1);
+    assert.equal(fast, "finished");
     // The worker stays usable and late results never reach other calls.
     const late = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.call.echoAfter([i, 1])));
     assert.deepEqual(
       late,
       Array.from({ length: 20 }, (_, i) => i),
     );
-    await new Promise((r) => setTimeout(r, 600)); // the timed-out calls finish meanwhile
+    await sleep(600); // the timed-out calls finish meanwhile
     assert.deepEqual(await pool.call.echoAfter(["after", 0]), "after");
   } finally {
     await pool.shutdown();
@@ -294,19 +294,13 @@ test("every abort-aware call carries reject(): promise arguments, early rejectio
     await assert.rejects(waiting, /gave up early/);
 
     const later = pool.call.watchAbort(Promise.resolve(2000));
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     later.reject(new Error("gave up later"));
     await assert.rejects(later, /gave up later/);
     // Its worker sees the abort and answers; then its abort word is free
     // again (waited for, not timed: a worker may take long to start here).
-    const internals = pool[Symbol.for("knitting-native.pool")];
-    await within(
-      (async () => {
-        while (internals.freeSignals.length !== 1) await new Promise((r) => setTimeout(r, 5));
-      })(),
-      20_000,
-      "the aborted call's answer",
-    );
+    const p = internals(pool);
+    await until(() => p.freeSignals.length === 1, 20_000, "the aborted call's answer", 5);
 
     // Rejected at once (no abort signal left while one call holds it): reject() is a no-op.
     const holder = pool.call.watchAbort(50);

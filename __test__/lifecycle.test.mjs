@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createPool } from "../index.mjs";
 import { add, delayed } from "./fixtures/tasks.mjs";
+import { sleep } from "./helpers/wait.mjs";
 
 test("after shutdown() the process exits by itself", () => {
   const script = fileURLToPath(new URL("./fixtures/exit-after-shutdown.mjs", import.meta.url));
@@ -25,10 +26,10 @@ test("an idle pool does not spin: host and workers block in the kernel", async (
   const pool = createPool({ threads: 2 })({ add, delayed });
   try {
     await Promise.all([pool.call.add([1, 1]), pool.call.delayed([1, 5])]);
-    await new Promise((r) => setTimeout(r, 100)); // let every spin run out
+    await sleep(100); // let every spin run out
     const before = process.cpuUsage();
     const t0 = process.hrtime.bigint();
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
     const used = process.cpuUsage(before);
     const share = (used.user + used.system) / wallUs;
@@ -45,7 +46,7 @@ test("a pool that is not shut down keeps working across idle periods", async () 
   const pool = createPool({ threads: 1 })({ add });
   try {
     for (let round = 0; round < 3; round++) {
-      await new Promise((r) => setTimeout(r, 30));
+      await sleep(30);
       assert.equal(await pool.call.add([round, 1]), round + 1);
     }
   } finally {

@@ -6,6 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
+import { keyPattern } from "./helpers/errors.mjs";
 
 const require = createRequire(import.meta.url);
 const { resolveOptions, resolveTopology, MAX_STEAL_CLAIMANTS, LANE_SLOTS } = require("../lib/options.js");
@@ -14,8 +15,6 @@ const { L } = require("../lib/lane.js");
 /** resolveOptions as createPool calls it, with `env` instead of process.env. */
 const resolve = (options, env = {}) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);
 const topology = (options, env = {}) => resolve(options, env).topology;
-
-const keyPattern = (key) => new RegExp(`(^|[^\\w.])${key.replace(/\./g, "\\.")}\\b`);
 
 /** Asserts that `fn` throws a `Ctor` whose message starts with the prefix and names every key. */
 function throwsNaming(fn, Ctor, keys, what) {

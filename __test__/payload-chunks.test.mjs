@@ -7,19 +7,13 @@ import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as t from "./fixtures/room-tasks.mjs";
 import * as c from "./fixtures/chunk-tasks.mjs";
+import { within } from "./helpers/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
 const { Encoder } = require("../lib/codec.js");
 
 const MIB = 1024 * 1024;
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) => {
-      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref();
-    }),
-  ]);
 
 /** The host's region and a worker's, over one buffer, with the host's allocator calls counted. */
 function pair(sab) {

@@ -7,35 +7,18 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as t from "./fixtures/room-tasks.mjs";
+import { within } from "./helpers/wait.mjs";
+import { fillBytes } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
 const { Encoder, decode } = require("../lib/codec.js");
 const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
 const L = require("../lib/native.js").layout();
 
-// A bound on a hang, not a timing assertion; the timer never holds the process open.
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
-
 const MIB = 1024 * 1024;
 const SIZES = [64, 1024, 16 * 1024, 64 * 1024, MIB, 4 * MIB];
 
-function bytes(n, seed) {
-  const u8 = new Uint8Array(n);
-  let x = seed * 2654435761 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    u8[i] = x;
-  }
-  return u8;
-}
+const bytes = (n, seed) => fillBytes(new Uint8Array(n), seed * 2654435761);
 const ascii = (n, seed) => {
   const unit = Array.from({ length: 97 }, (_, i) => String.fromCharCode(33 + ((i * 7 + seed) % 90))).join("");
   return unit.repeat(Math.ceil(n / 97)).slice(0, n);

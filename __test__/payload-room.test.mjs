@@ -5,15 +5,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool } from "../index.mjs";
 import * as t from "./fixtures/room-tasks.mjs";
-
-// A bound on a hang, not a timing assertion; the timer never holds the process open.
-const within = (promise, ms, what) =>
-  Promise.race([
-    promise,
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms).unref(),
-    ),
-  ]);
+import { within } from "./helpers/wait.mjs";
 
 const MIB = 1024 * 1024;
 const KB = 1000;

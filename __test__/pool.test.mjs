@@ -4,6 +4,7 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { createPool, task, isMain } from "../index.mjs";
 import * as t from "./fixtures/tasks.mjs";
 import { skipOn } from "./fixtures/runtime.mjs";
+import { sleep } from "./helpers/wait.mjs";
 
 const settleAll = (promises) => Promise.allSettled(promises);
 
@@ -115,7 +116,7 @@ test("shutdown rejects pending calls, later calls reject, and it is idempotent",
     () => assert.fail("a call pending at shutdown must not resolve"),
     (err) => err,
   );
-  await new Promise((r) => setTimeout(r, 20));
+  await sleep(20);
   const first = pool.shutdown();
   assert.equal(pool.shutdown(), first, "a second shutdown() returns the same promise");
   await first;
@@ -325,7 +326,7 @@ test("pools shut down while their workers are still starting leave no file descr
   // its descriptor open).
   for (let i = 0; i < 60; i++) {
     const pool = createPool({ threads: 1 + (i % 2) })({ add: t.add });
-    await new Promise((r) => setTimeout(r, 20 + ((i * 7) % 40)));
+    await sleep(20 + ((i * 7) % 40));
     await pool.shutdown();
   }
   const leaked = [...fds()].filter((fd) => !before.has(fd) && !/\/proc\/\d+\/fd$|\(closed\)$/.test(fd));

@@ -9,7 +9,6 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { createPool, WorkerExitError } from "../index.mjs";
 import { zFirst, zSecond } from "./fixtures/process-order-a.mjs";
 import { aOnly } from "./fixtures/process-order-b.mjs";
@@ -27,10 +26,12 @@ import {
 } from "./fixtures/process-tasks.mjs";
 import { slowDefault } from "./fixtures/lifecycle-tasks.mjs";
 import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
+import { sleep, until } from "./helpers/wait.mjs";
+import { random } from "./helpers/prng.mjs";
+import { fixture } from "./helpers/children.mjs";
 
 const linux = process.platform === "linux";
 const skip = linux ? false : "process workers need Linux";
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const shmEntries = (prefix) => readdirSync("/dev/shm").filter((n) => n.startsWith(`${prefix}-`));
 const uniquePrefix = (tag) => `knt-test-${tag}-${process.pid}`;
 
@@ -48,13 +49,8 @@ function processPool(options, tasks) {
   return createPool({ threads: 1, ...options, worker })(tasks);
 }
 
-async function waitUntil(predicate, what) {
-  const deadline = Date.now() + 15_000;
-  while (!predicate()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Polls `predicate()` every 20 ms for up to 15 s (a bound on a hang). */
+const waitUntil = (predicate, what) => until(predicate, 15_000, what, 20);
 
 function alive(p) {
   try {
@@ -116,17 +112,11 @@ test("payloads past the inline slot and of ~1 MiB cross both ways", { skip }, as
 test("mixed sizes, sync, async and throwing calls: every answer right, no payload block left", { skip }, async () => {
   const pool = processPool({ threads: 2, worker: {} }, { echo, delayed, failSync });
   try {
-    let seed = 0x9e3779b9;
-    const random = () => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) / 2 ** 32;
-    };
+    const rand = random(0x9e3779b9);
     const calls = [];
     for (let i = 0; i < 2000; i++) {
-      const r = random();
-      const size = r < 0.6 ? Math.floor(random() * 400) : r < 0.98 ? Math.floor(random() * 200_000) : 900_000;
+      const r = rand();
+      const size = r < 0.6 ? Math.floor(rand() * 400) : r < 0.98 ? Math.floor(rand() * 200_000) : 900_000;
       const value = { i, text: String.fromCharCode(97 + (i % 26)).repeat(size) };
       const kind = i % 3;
       if (kind === 0) calls.push(pool.call.echo(value).then((v) => assert.deepEqual(v, value)));
@@ -175,7 +165,7 @@ test("a SIGKILLed worker rejects the calls it held with its pid and signal; a re
         (e) => e,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     process.kill(victim, "SIGKILL");
     for (const err of await Promise.all(calls)) {
       assert.ok(err instanceof WorkerExitError, String(err));
@@ -256,7 +246,7 @@ test("timeouts and aborts reach a worker process through the shared abort words"
     let seen = null;
     for (let i = 0; i < 200 && seen !== "saw abort"; i++) {
       seen = await pool.call.lastAbort();
-      if (seen !== "saw abort") await new Promise((resolve) => setTimeout(resolve, 10));
+      if (seen !== "saw abort") await sleep(10);
     }
     assert.equal(seen, "saw abort");
     assert.equal(await pool.call.watchAbortRecorded(1), "not aborted");
@@ -387,7 +377,7 @@ test("the host's --inspect flags (and its -e script) are not passed on by defaul
 
 test("a runtime other than the host's gives a clear error when its executable is absent", { skip }, () => {
   const saved = process.env.PATH;
-  process.env.PATH = fileURLToPath(new URL("./fixtures/", import.meta.url));
+  process.env.PATH = fixture("");
   try {
     // The host's own runtime is process.execPath, never looked up.
     for (const runtime of ["node", "deno", "bun"].filter((r) => r !== hostRuntime)) {
@@ -405,7 +395,7 @@ test("a runtime other than the host's gives a clear error when its executable is
 });
 
 test("worker.processExecutable that is not an executable is refused, naming it and the runtime", { skip }, () => {
-  const missing = fileURLToPath(new URL("./fixtures/no-such-runtime", import.meta.url));
+  const missing = fixture("no-such-runtime");
   for (const runtime of ["node", "deno", "bun"]) {
     assert.throws(
       () =>

@@ -10,33 +10,13 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { explore, ModelViolation } from "./model/checker.mjs";
+import { passes, caught } from "./helpers/model.mjs";
 import { StealModel } from "./model/steal-model.mjs";
 import { broken } from "./model/steal-broken.mjs";
 import { LaneModel, laneBroken } from "./model/lane-model.mjs";
 import { skipOn } from "./fixtures/runtime.mjs";
 
 const MAX_STATES = 1_500_000;
-
-function passes(model, atLeast) {
-  const stats = explore(model, { maxStates: MAX_STATES });
-  // The checks ran over a real graph, with terminal states among it.
-  assert.ok(stats.states >= atLeast, `only ${stats.states} states explored`);
-  assert.ok(stats.terminals > 0, "no terminal state reached");
-  return stats;
-}
-
-function caught(model, pattern) {
-  let error = null;
-  try {
-    explore(model, { maxStates: MAX_STATES });
-  } catch (err) {
-    error = err;
-  }
-  assert.ok(error instanceof ModelViolation, `the broken variant was not caught${error ? `: ${error.stack}` : ""}`);
-  assert.match(error.message, pattern);
-  assert.ok(error.trace.length > 0, "a counterexample comes with its steps");
-}
 
 // ---- the steal protocol --------------------------------------------------------
 
@@ -101,7 +81,7 @@ const steal = {
 
 for (const [name, config] of Object.entries(steal)) {
   test(`steal protocol, every interleaving: ${name}`, () => {
-    passes(new StealModel(config), 1000);
+    passes(new StealModel(config), 1000, MAX_STATES);
   });
 }
 
@@ -121,7 +101,7 @@ const stealBroken = [
 ];
 for (const [variant, config, pattern] of stealBroken) {
   test(`steal protocol, broken variant ${variant} is caught (${config})`, () => {
-    caught(new StealModel({ ...steal[config], classes: broken[variant] }), pattern);
+    caught(new StealModel({ ...steal[config], classes: broken[variant] }), pattern, MAX_STATES);
   });
 }
 
@@ -170,7 +150,7 @@ leaveBroken.push([
 ]);
 for (const [variant, leaveRule, config, pattern] of leaveBroken) {
   test(`steal protocol, broken leave rule ${variant} is caught (${config})`, () => {
-    caught(new StealModel({ ...steal[config], leaveRule }), pattern);
+    caught(new StealModel({ ...steal[config], leaveRule }), pattern, MAX_STATES);
   });
 }
 
@@ -190,7 +170,7 @@ const lane = {
 
 for (const [name, config] of Object.entries(lane)) {
   test(`lane protocol, every interleaving: ${name}`, () => {
-    passes(new LaneModel(config), 100);
+    passes(new LaneModel(config), 100, MAX_STATES);
   });
 }
 
@@ -209,12 +189,12 @@ const laneLeaveBroken = [
 ];
 for (const [variant, change, config, pattern] of laneLeaveBroken) {
   test(`lane protocol, broken leave rule ${variant} is caught (${config})`, () => {
-    caught(new LaneModel({ ...lane[config], ...change }), pattern);
+    caught(new LaneModel({ ...lane[config], ...change }), pattern, MAX_STATES);
   });
 }
 for (const [variant, config, pattern] of laneBrokenCases) {
   test(`lane protocol, broken variant ${variant} is caught (${config})`, () => {
-    caught(new LaneModel({ ...lane[config], classes: laneBroken[variant] }), pattern);
+    caught(new LaneModel({ ...lane[config], classes: laneBroken[variant] }), pattern, MAX_STATES);
   });
 }
 

@@ -7,13 +7,13 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/scheduling-tasks.mjs";
-import { within } from "./fixtures/fault-helpers.mjs";
+import { within, sleep, until } from "./helpers/wait.mjs";
+import { internals } from "./helpers/internals.mjs";
 
 const SETTLE_MS = 60_000;
 const CALLS = 20_000;
 const WINDOW = 500;
 
-const internals = (pool) => pool[Symbol.for("knitting-native.pool")];
 const { numbered, ...TASKS } = T;
 const { whereImported, ...HOST_TASKS } = TASKS; // what an inline-only pool can run
 
@@ -269,14 +269,11 @@ test(
       assert.equal(err && err.code, "KNT_HARD_TIMEOUT", `got ${err}`);
       assert.match(err.message, /spin/);
       // One worker was replaced, the other is the same thread.
-      await within(
-        (async () => {
-          while (p.workers.some((w) => w === null) || p.workers.every((w, i) => w.threadId === before[i])) {
-            await new Promise((r) => setTimeout(r, 5));
-          }
-        })(),
+      await until(
+        () => !p.workers.some((w) => w === null) && !p.workers.every((w, i) => w.threadId === before[i]),
         SETTLE_MS,
         "a replacement worker",
+        5,
       );
       assert.equal(p.workers.filter((w, i) => w.threadId === before[i]).length, 1, "exactly one worker was replaced");
       const after = await within(
@@ -328,7 +325,7 @@ test(
       await pool.ready;
       const p = internals(pool);
       const calls = Array.from({ length: 30 }, (_, i) => pool.call.later([i, 300]));
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
       const held = [0, 0];
       for (let i = 0; i < p.topology.submit.slots; i++)
         if (p.topology.submit.calls[i] !== null && p.topology.submit.ownerOf(i) >= 0)

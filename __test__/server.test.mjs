@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createPool } from "../index.mjs";
 import { add, fail, later, spin, exitNow, spinForever, retain } from "./fixtures/server-tasks.mjs";
+import { sleep } from "./helpers/wait.mjs";
 
 const tasks = { add, fail, later, spin, exitNow, spinForever, retain };
 const SLOTS_PER_WORKER = 32;
@@ -197,7 +198,7 @@ test("stats: true: run and wait times and per-worker busy fractions", async () =
     assert.equal(s.workers[0].calls, 10);
     assert.ok(s.workers[0].utilization > 0 && s.workers[0].utilization <= 1);
     // Nothing ran since the previous stats(): the last interval was idle.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     assert.equal(pool.stats().workers[0].recentUtilization, 0);
   } finally {
     await pool.shutdown();

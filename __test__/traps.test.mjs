@@ -4,17 +4,15 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import * as W from "./fixtures/trap-worker-creates.mjs";
 import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
-import { within } from "./fixtures/fault-helpers.mjs";
+import { within, sleep } from "./helpers/wait.mjs";
 import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
+import { fixture, ROOT } from "./helpers/children.mjs";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const fixture = (name) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 const { resolveOptions } = createRequire(import.meta.url)("../lib/options.js");
 
 /** Node's `file` and `--input-type=module -e script` in the host runtime's words. */
@@ -96,7 +94,7 @@ test(
       );
       await assert.rejects(within(call, 30_000, "pending call"), { code: "KNT_POOL_IN_WORKER" });
       await assert.rejects(pool.call.add([1, 2]), { code: "KNT_POOL_IN_WORKER" }, "later calls too");
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       assert.equal(spawns, 0, "no worker started after the refusal");
     } finally {
       await pool.shutdown();

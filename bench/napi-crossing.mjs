@@ -2,6 +2,7 @@
 // measurement behind keeping the per-call path in JS (src/bindings.rs).
 //   node bench/napi-crossing.mjs
 import { createRequire } from "node:module";
+import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
 const native = require("../lib/native.js");
@@ -14,7 +15,6 @@ function nsPerOp(fn, ops) {
   return Number(process.hrtime.bigint() - t0) / ops;
 }
 
-const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const OPS = 2_000_000;
 const sab = new SharedArrayBuffer(4096);
 const u8 = new Uint8Array(sab);

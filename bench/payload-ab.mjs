@@ -9,15 +9,21 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
+import { parseArgs, positiveInt } from "./lib/args.mjs";
+import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
-const dir = process.argv[2];
-if (!dir) {
-  console.error("usage: node bench/payload-ab.mjs DIR [--reps N]");
-  process.exit(2);
-}
-const ri = process.argv.indexOf("--reps");
-const REPS = ri > 0 ? Number(process.argv[ri + 1]) : 9;
+const USAGE = "usage: node bench/payload-ab.mjs DIR [--reps N]   (DIR: another checkout; --reps default 9)";
+const {
+  _: [dir],
+  reps: REPS,
+} = parseArgs(process.argv.slice(2), {
+  options: { "--reps": ["reps", positiveInt] },
+  defaults: { reps: 9 },
+  usage: USAGE,
+  positionals: 1,
+  required: ["DIR"],
+});
 const load = (root) => ({
   codec: require(path.resolve(root, "lib/codec.js")),
   payload: require(path.resolve(root, "lib/payload.js")),
@@ -48,7 +54,6 @@ const hr = () => {
   const u = process.cpuUsage();
   return BigInt(u.user + u.system) * 1000n;
 };
-const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 console.log(`node ${process.version}; before: ${dir}; ${REPS} turns per side, median`);
 for (const kind of ["string", "u8", "object"]) {
   for (const size of [64, 1024, 16384, 65536, 1 << 20]) {
@@ -82,10 +87,10 @@ for (const kind of ["string", "u8", "object"]) {
       run(made.after, res.after);
     }
     const f = (v) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} µs` : `${v.toFixed(0)} ns`).padStart(9);
-    const bw = med(res.before.w),
-      aw = med(res.after.w),
-      br = med(res.before.r),
-      ar = med(res.after.r);
+    const bw = median(res.before.w),
+      aw = median(res.after.w),
+      br = median(res.before.r),
+      ar = median(res.after.r);
     console.log(
       `${kind.padEnd(6)} ${sizeLabel(size).padStart(6)}  write ${f(bw)} -> ${f(aw)} (${(aw / bw).toFixed(2)})` +
         `  read ${f(br)} -> ${f(ar)} (${(ar / br).toFixed(2)})  both ${((aw + ar) / (bw + br)).toFixed(2)}`,

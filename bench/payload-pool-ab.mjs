@@ -10,6 +10,8 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { makeSweepCell, sizeLabel, windowFor } from "./lib/payloads.mjs";
+import { parseArgs, positiveInt } from "./lib/args.mjs";
+import { median } from "./lib/stats.mjs";
 
 const HERE = fileURLToPath(import.meta.url);
 const CELLS = [
@@ -23,11 +25,8 @@ const CELLS = [
 const SEQUENTIAL = 20_000;
 
 const argv = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? Number(argv[i + 1]) : dflt;
-};
 
+// Internal: `--child SIDE THREADS`, one turn of one pool in a child process.
 if (argv[0] === "--child") {
   const [, side, threadsArg] = argv;
   const threads = Number(threadsArg);
@@ -88,13 +87,18 @@ if (argv[0] === "--child") {
   process.exit(0);
 }
 
-const dir = argv[0];
-if (!dir || dir.startsWith("--")) {
-  console.error("usage: node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2]");
-  process.exit(2);
-}
-const reps = opt("--reps", 3);
-const threads = opt("--threads", 2);
+const USAGE = "usage: node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2]   (DIR: another checkout)";
+const {
+  _: [dir],
+  reps,
+  threads,
+} = parseArgs(argv, {
+  options: { "--reps": ["reps", positiveInt], "--threads": ["threads", positiveInt] },
+  defaults: { reps: 3, threads: 2 },
+  usage: USAGE,
+  positionals: 1,
+  required: ["DIR"],
+});
 const sides = { before: path.resolve(dir), after: path.resolve(path.dirname(HERE), ".."), raw: "raw" };
 const results = { before: [], after: [], raw: [] };
 for (let r = 0; r < reps; r++) {
@@ -104,7 +108,6 @@ for (let r = 0; r < reps; r++) {
     results[name].push(JSON.parse(child.stdout.trim().split("\n").pop()));
   }
 }
-const med = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const fmt = (v, lat) =>
   lat ? `${v.toFixed(1)}` : v >= 1e6 ? `${(v / 1e6).toFixed(2)} M` : `${(v / 1e3).toFixed(1)} k`;
 console.log(`node ${process.version}; ${threads} threads; ${reps} turns per side; median (worst); before: ${dir}`);
@@ -121,7 +124,7 @@ for (const key of Object.keys(results.after[0])) {
   const col = (name) => {
     const xs = results[name].map((x) => x[key]);
     const worst = lat ? Math.max(...xs) : Math.min(...xs);
-    return [med(xs), `${fmt(med(xs), lat)} (${fmt(worst, lat)})`];
+    return [median(xs), `${fmt(median(xs), lat)} (${fmt(worst, lat)})`];
   };
   const [b, bs] = col("before");
   const [a, as] = col("after");

@@ -9,11 +9,17 @@ import { createPool } from "../index.mjs";
 import * as tasks from "./tasks.mjs";
 import { makeSweepCell, windowFor } from "./lib/payloads.mjs";
 import { echoWindow } from "./lib/workloads.mjs";
+import { parseArgs } from "./lib/args.mjs";
 
 const require = createRequire(import.meta.url);
 const native = require("../lib/native.js");
 const codec = require("../lib/codec.js");
-const [kind = "u8", sizeArg = "65536", callsArg] = process.argv.slice(2);
+const USAGE = "usage: node [--cpu-prof --cpu-prof-dir=DIR] bench/payload-profile.mjs [KIND [SIZE [CALLS]]]";
+const [kind = "u8", sizeArg = "65536", callsArg] = parseArgs(process.argv.slice(2), {
+  options: {},
+  usage: USAGE,
+  positionals: 3,
+})._;
 const size = Number(sizeArg);
 const cell = makeSweepCell(kind, size);
 const window = windowFor(size, 1000);

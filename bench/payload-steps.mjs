@@ -11,6 +11,8 @@
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { SWEEP_KINDS, SWEEP_SIZES, makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
+import { parseArgs, listOf, positiveInt, subsetOf, text } from "./lib/args.mjs";
+import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
 const codec = require("../lib/codec.js");
@@ -18,15 +20,17 @@ const { PayloadRegion } = require("../lib/payload.js");
 const native = require("../lib/native.js");
 const L = native.layout();
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i < 0 ? dflt : args[i + 1];
-};
-const kinds = opt("--kinds", SWEEP_KINDS.join(",")).split(",");
-const sizes = opt("--sizes", SWEEP_SIZES.join(",")).split(",").map(Number);
+const args = parseArgs(process.argv.slice(2), {
+  options: {
+    "--kinds": ["kinds", subsetOf(SWEEP_KINDS)],
+    "--sizes": ["sizes", listOf(positiveInt)],
+    "--json": ["json", text],
+  },
+  defaults: { kinds: SWEEP_KINDS, sizes: SWEEP_SIZES, json: null },
+  usage: "usage: node bench/payload-steps.mjs [--kinds string,u8,object] [--sizes 64,1024,...] [--json FILE]",
+});
+const { kinds, sizes } = args;
 
-const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 const hr = process.hrtime.bigint;
 function nsPerOp(fn, ops) {
   for (let i = 0; i < Math.max(3, ops / 5); i++) fn(i);
@@ -103,6 +107,6 @@ for (const kind of kinds) {
     );
   }
 }
-const j = opt("--json", null);
+const j = args.json;
 if (j)
   writeFileSync(j, JSON.stringify({ node: process.version, date: new Date().toISOString(), rows }, null, 2) + "\n");

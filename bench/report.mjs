@@ -17,12 +17,14 @@ import { REPORT_POOLS, POOL_KEYS } from "./lib/report-pools.mjs";
 import { makePayloads, VARIANTS } from "./lib/payloads.mjs";
 import { computeTargets, addTarget, formatTargets } from "./lib/targets.mjs";
 import { renderChart } from "./lib/svg-chart.mjs";
+import { parseArgs, subsetOf, positiveInt, positiveNumber, nonNegativeInt, text } from "./lib/args.mjs";
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 const CHILD = path.join(BENCH_DIR, "lib", "report-child.mjs");
 const MiB = 2 ** 20;
 
-export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]     (or: npm run bench -- --report)
+export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]
+       (or: npm run bench -- --report [options], or: node bench/report.mjs [options])
   --quick            ~2-minute smoke version (1 rep, small call counts)
   --reps R           repetitions of every measurement, median reported (default 3; --quick: 1)
   --threads N        threads per pool (default 2); the scaling workload always uses 1, 2 and 4
@@ -38,92 +40,27 @@ export const REPORT_USAGE = `usage: node bench/run.mjs --report [options]     (o
                      attempt (default 2; --quick: 0); no retries after 14 min of run time
   -h, --help         this text`;
 
-function die(msg) {
-  console.error(`bench: ${msg}`);
-  process.exit(2);
-}
+const REPORT_OPTIONS = {
+  "--report": [null, true], // how bench/run.mjs hands over to this script
+  "--quick": ["quick", true],
+  "--reps": ["reps", positiveInt],
+  "--threads": ["threads", positiveInt],
+  "--only": ["only", (v, name) => subsetOf(POOL_KEYS)(v, name)],
+  "--out": ["out", text],
+  "--json": ["json", text],
+  "--timeout": ["timeout", positiveInt],
+  "--stall": ["stall", positiveInt],
+  "--noise-limit": ["noiseLimit", positiveNumber],
+  "--noisy-retries": ["retries", nonNegativeInt],
+};
 
-function parseArgs(argv) {
-  const o = {
-    quick: false,
-    reps: undefined,
-    threads: 2,
-    only: null,
-    out: null,
-    json: null,
-    timeout: 180,
-    stall: 30,
-    retries: undefined,
-    noiseLimit: 0.5,
-  };
-  const num = (name, v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) die(`${name} needs a positive integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value`);
-      return argv[++i];
-    };
-    switch (a) {
-      case "--report":
-        break;
-      case "--quick":
-        o.quick = true;
-        break;
-      case "--reps":
-        o.reps = num(a, val());
-        break;
-      case "--threads":
-        o.threads = num(a, val());
-        break;
-      case "--only":
-        o.only = val()
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean);
-        break;
-      case "--out":
-        o.out = val();
-        break;
-      case "--json":
-        o.json = val();
-        break;
-      case "--timeout":
-        o.timeout = num(a, val());
-        break;
-      case "--stall":
-        o.stall = num(a, val());
-        break;
-      case "--noisy-retries": {
-        const v = Number(val());
-        if (!Number.isInteger(v) || v < 0) die(`--noisy-retries needs an integer >= 0`);
-        o.retries = v;
-        break;
-      }
-      case "--noise-limit": {
-        const v = Number(val());
-        if (!(v > 0)) die(`--noise-limit needs a number of cores > 0`);
-        o.noiseLimit = v;
-        break;
-      }
-      case "-h":
-      case "--help":
-        console.log(REPORT_USAGE);
-        process.exit(0);
-        break;
-      default:
-        die(`unknown option ${a} for --report\n${REPORT_USAGE}`);
-    }
-  }
-  if (o.only) {
-    const unknown = o.only.filter((k) => !POOL_KEYS.includes(k));
-    if (unknown.length) die(`--only: unknown pool(s) ${unknown.join(", ")} (known: ${POOL_KEYS.join(", ")})`);
-  }
-  return o;
-}
+const parseReportArgs = (argv) =>
+  parseArgs(argv, {
+    options: REPORT_OPTIONS,
+    internal: ["--report"],
+    usage: REPORT_USAGE,
+    defaults: { quick: false, threads: 2, only: null, out: null, json: null, timeout: 180, stall: 30, noiseLimit: 0.5 },
+  });
 
 /**
  * Call counts. Full: sized so that the whole run takes ~10-15 min on 2 shared
@@ -188,7 +125,6 @@ function worstNoise(r) {
 
 // ---- formatting helpers -----------------------------------------------------------
 
-const med = (xs) => median(xs.filter((v) => Number.isFinite(v)));
 const fmtMs = (v) => (!Number.isFinite(v) ? "-" : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : fmtInt(v));
 const fmtMiB = (v) => (Number.isFinite(v) ? (v / MiB).toFixed(1) : "-");
 const fmtMB = (v) => (!Number.isFinite(v) ? "-" : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : fmtInt(v));
@@ -207,7 +143,7 @@ function commandLine() {
 // ---- main -----------------------------------------------------------------------------
 
 export async function reportMain(argv) {
-  const opts = parseArgs(argv);
+  const opts = parseReportArgs(argv);
   const cfg = makeConfig(opts);
   const pools = opts.only ? REPORT_POOLS.filter((p) => opts.only.includes(p.key)) : REPORT_POOLS;
   const mdPath = path.resolve(opts.out ?? path.join(BENCH_DIR, "report.md"));
@@ -313,13 +249,13 @@ export async function reportMain(argv) {
       maxRssReps: main.map((r) => r.tinyRss?.maxRssBytes).filter(Number.isFinite),
       rssSamples: main.map((r) => r.tinyRss?.samples).filter(Number.isFinite),
       idleCpuReps: main.map((r) => r.idleCpu?.pctOfCore).filter(Number.isFinite),
-      idleUserMs: med(main.map((r) => r.idleCpu?.userUs / 1000)),
-      idleSysMs: med(main.map((r) => r.idleCpu?.systemUs / 1000)),
+      idleUserMs: median(main.map((r) => r.idleCpu?.userUs / 1000)),
+      idleSysMs: median(main.map((r) => r.idleCpu?.systemUs / 1000)),
       cpuReps: main.map((r) => r.cpu).filter(Boolean),
       payload: {},
       scaling: {},
       startupReps: d.startup.map((r) => r.startupMs).filter(Number.isFinite),
-      shutdownMs: med(d.startup.map((r) => r.shutdownMs)),
+      shutdownMs: median(d.startup.map((r) => r.shutdownMs)),
       checked: [...d.main, ...d.startup, ...Object.values(d.scaling).flat()].reduce((a, r) => a + (r.checked ?? 0), 0),
       mismatches: [...d.main, ...d.startup, ...Object.values(d.scaling).flat()].reduce(
         (a, r) => a + (r.mismatches ?? 0),
@@ -332,33 +268,33 @@ export async function reportMain(argv) {
           ? "unavailable"
           : "ok",
     };
-    s.callsPerSec = med(s.tinyReps);
-    s.p50 = med(s.p50Reps);
-    s.p99 = med(s.p99Reps);
-    s.idleRss = med(s.idleRssReps);
-    s.peakRss = med(s.peakRssReps);
-    s.maxRss = med(s.maxRssReps);
-    s.idleCpu = med(s.idleCpuReps);
-    s.makespan = med(s.cpuReps.map((x) => x.makespanMs));
+    s.callsPerSec = median(s.tinyReps);
+    s.p50 = median(s.p50Reps);
+    s.p99 = median(s.p99Reps);
+    s.idleRss = median(s.idleRssReps);
+    s.peakRss = median(s.peakRssReps);
+    s.maxRss = median(s.maxRssReps);
+    s.idleCpu = median(s.idleCpuReps);
+    s.makespan = median(s.cpuReps.map((x) => x.makespanMs));
     s.idealMs = s.cpuReps[0]?.idealMs ?? (c.cpuTasks * c.cpuMs) / T;
-    s.overhead = med(s.cpuReps.map((x) => x.overheadPct));
-    s.startup = med(s.startupReps);
+    s.overhead = median(s.cpuReps.map((x) => x.overheadPct));
+    s.startup = median(s.startupReps);
     s.noise = {};
     for (const ph of NOISE_PHASES) {
       const reps = main.map((r) => r.noise?.[ph.key]?.foreignCores).filter(Number.isFinite);
-      s.noise[ph.key] = { reps, median: med(reps), max: reps.length ? Math.max(...reps) : NaN };
+      s.noise[ph.key] = { reps, median: median(reps), max: reps.length ? Math.max(...reps) : NaN };
     }
     for (const p of payloads) {
       const reps = main.map((r) => r.payload?.[p.key]).filter(Boolean);
       s.payload[p.key] = {
         reps,
-        callsPerSec: med(reps.map((x) => x.callsPerSec)),
-        mbPerSec: med(reps.map((x) => x.mbPerSec)),
+        callsPerSec: median(reps.map((x) => x.callsPerSec)),
+        mbPerSec: median(reps.map((x) => x.mbPerSec)),
       };
     }
     for (const t of cfg.scalingThreads) {
       const reps = t === T ? s.tinyReps : (d.scaling[t] ?? []).map((r) => r.tiny?.callsPerSec).filter(Number.isFinite);
-      s.scaling[t] = { reps, callsPerSec: med(reps) };
+      s.scaling[t] = { reps, callsPerSec: median(reps) };
     }
     // for computeTargets (the same shape bench/run.mjs gives it)
     s.tiny = s.tinyReps;
@@ -404,15 +340,16 @@ export async function reportMain(argv) {
     if (all.length) {
       const busy = all.filter((v) => v >= 0.25).length;
       md.push(
-        `- **machine noise:** other processes used a median ${fmtCores(med(all))} of ` +
+        `- **machine noise:** other processes used a median ${fmtCores(median(all))} of ` +
           `${cpu.availableParallelism} cores ` +
           `during the measured phases (max ${fmtCores(Math.max(...all))}; ${busy} of ${all.length} ` +
           `phases had >= 0.25 cores taken); ` +
           "see **Machine noise**",
       );
-      if (med(all) >= 0.25) {
+      if (median(all) >= 0.25) {
         md.push(
-          `- **WARNING:** other processes took about ${fmtCores(med(all))} of the ${cpu.availableParallelism} cores ` +
+          `- **WARNING:** other processes took about ${fmtCores(median(all))} ` +
+            `of the ${cpu.availableParallelism} cores ` +
             "for much of this run, so the numbers describe a contended machine (CPU-bound makespans inflate, wake-up " +
             "latencies and throughputs shift); rerun on a quiet machine before drawing conclusions",
         );
@@ -875,4 +812,9 @@ export async function reportMain(argv) {
   if (bad.length)
     console.error(`bench: ERROR: ${bad.map((s) => s.label).join(", ")}: wrong results or failures (see above)`);
   process.exitCode = bad.length ? 1 : 0;
+}
+
+// Run directly (`node bench/report.mjs [options]`): the same as run.mjs --report.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await reportMain(process.argv.slice(2));
 }

@@ -39,6 +39,8 @@ import { serverConfig, runServer } from "./lib/server.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
+import { LoadError, firstLines } from "./lib/child-job.mjs";
+import { parseArgs, die, list, listOf, subsetOf, positiveInt, text, json } from "./lib/args.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -79,7 +81,7 @@ scheduling workloads (a fresh child process per pool per rep; cpu-bound: per poo
                      (default 2000; --quick: 400)
   --cpu-reps R       cpu-bound bursts, all in one child process per pool (default 5;
                      --quick: 2): knitting-native stealing and host.steal false, piscina,
-                     raw postMessage; ~40 s with the defaults
+                     raw postMessage, bare workers; 3 warm-up bursts first; ~50 s
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
@@ -99,210 +101,71 @@ ${PAYLOAD_USAGE}
                      see node bench/run.mjs --report --help
   -h, --help         this text`;
 
-function parseArgs(argv) {
-  const o = {
-    threads: 2,
-    reps: undefined,
-    quick: false,
-    json: null,
-    calls: undefined,
-    window: 1000,
-    seq: undefined,
-    piscinaSeq: undefined,
-    only: null,
-    timeout: 180,
-    stall: 30,
-    inproc: false,
-    oneProcess: false,
-    child: null,
-    config: null,
-    workloads: WORKLOADS,
-    schedReps: undefined,
-    randomCalls: undefined,
-    randomWindow: undefined,
-    randomSeed: undefined,
-    scalingCalls: undefined,
-    scalingThreads: undefined,
-    cpuCalls: undefined,
-    cpuReps: undefined,
-    procReps: undefined,
-    procCalls: undefined,
-    procSeq: undefined,
-    forkCalls: undefined,
-    forkSeq: undefined,
-    serverReps: undefined,
-    serverCalls: undefined,
-    payloadReps: undefined,
-    payloadMs: undefined,
-    payloadKinds: undefined,
-    payloadSizes: undefined,
-    payloadPools: undefined,
-    payloadBaseline: undefined,
-    svg: undefined,
-  };
-  const subset = (name, v, known) => {
-    const l = list(v);
-    const unknown = l.filter((x) => !known.includes(x));
-    if (unknown.length || !l.length)
-      die(`${name}: unknown value(s) ${unknown.join(", ")} (known: ${known.join(", ")})`);
-    return l;
-  };
-  const num = (name, v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) die(`${name} needs a positive integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value`);
-      return argv[++i];
-    };
-    switch (a) {
-      case "--threads":
-        o.threads = num(a, val());
-        break;
-      case "--reps":
-        o.reps = num(a, val());
-        break;
-      case "--quick":
-        o.quick = true;
-        break;
-      case "--json":
-        o.json = val();
-        break;
-      case "--calls":
-        o.calls = num(a, val());
-        break;
-      case "--window":
-        o.window = num(a, val());
-        break;
-      case "--seq":
-        o.seq = num(a, val());
-        break;
-      case "--piscina-seq":
-        o.piscinaSeq = num(a, val());
-        break;
-      case "--only":
-        o.only = list(val());
-        break;
-      case "--only-workload": {
-        o.workloads = list(val());
-        const unknown = o.workloads.filter((w) => !WORKLOADS.includes(w));
-        if (unknown.length || !o.workloads.length) {
-          die(`--only-workload: unknown workload(s) ${unknown.join(", ")} (known: ${WORKLOADS.join(", ")})`);
-        }
-        break;
-      }
-      case "--sched-reps":
-        o.schedReps = num(a, val());
-        break;
-      case "--random-calls":
-        o.randomCalls = num(a, val());
-        break;
-      case "--random-window":
-        o.randomWindow = num(a, val());
-        break;
-      case "--random-seed":
-        o.randomSeed = num(a, val());
-        break;
-      case "--scaling-calls":
-        o.scalingCalls = num(a, val());
-        break;
-      case "--scaling-threads":
-        o.scalingThreads = list(val()).map((t) => num(a, t));
-        break;
-      case "--cpu-calls":
-        o.cpuCalls = num(a, val());
-        break;
-      case "--cpu-reps":
-        o.cpuReps = num(a, val());
-        break;
-      case "--proc-reps":
-        o.procReps = num(a, val());
-        break;
-      case "--proc-calls":
-        o.procCalls = num(a, val());
-        break;
-      case "--proc-seq":
-        o.procSeq = num(a, val());
-        break;
-      case "--fork-calls":
-        o.forkCalls = num(a, val());
-        break;
-      case "--fork-seq":
-        o.forkSeq = num(a, val());
-        break;
-      case "--server-reps":
-        o.serverReps = num(a, val());
-        break;
-      case "--server-calls":
-        o.serverCalls = num(a, val());
-        break;
-      case "--payload-reps":
-        o.payloadReps = num(a, val());
-        break;
-      case "--payload-ms":
-        o.payloadMs = num(a, val());
-        break;
-      case "--payload-kinds":
-        o.payloadKinds = subset(a, val(), SWEEP_KINDS);
-        break;
-      case "--payload-sizes":
-        o.payloadSizes = subset(a, val(), SWEEP_SIZES.map(String)).map(Number);
-        break;
-      case "--payload-pools":
-        o.payloadPools = subset(a, val(), POOL_KEYS);
-        break;
-      case "--payload-baseline":
-        o.payloadBaseline = val();
-        break;
-      case "--svg":
-        o.svg = val();
-        break;
-      case "--timeout":
-        o.timeout = num(a, val());
-        break;
-      case "--stall":
-        o.stall = num(a, val());
-        break;
-      case "--inproc":
-        o.inproc = true;
-        break;
-      case "--one-process":
-        o.oneProcess = true;
-        break;
-      case "--child":
-        o.child = val();
-        break; // internal
-      case "--config":
-        o.config = JSON.parse(val());
-        break; // internal
-      case "-h":
-      case "--help":
-        console.log(USAGE);
-        process.exit(0);
-        break;
-      default:
-        die(`unknown option ${a}\n${USAGE}`);
-    }
-  }
-  return o;
-}
+const RUN_OPTIONS = {
+  "--threads": ["threads", positiveInt],
+  "--reps": ["reps", positiveInt],
+  "--quick": ["quick", true],
+  "--json": ["json", text],
+  "--calls": ["calls", positiveInt],
+  "--window": ["window", positiveInt],
+  "--seq": ["seq", positiveInt],
+  "--piscina-seq": ["piscinaSeq", positiveInt],
+  "--only": ["only", list],
+  "--only-workload": ["workloads", (v, name) => subsetOf(WORKLOADS)(v, name)],
+  "--timeout": ["timeout", positiveInt],
+  "--stall": ["stall", positiveInt],
+  "--one-process": ["oneProcess", true],
+  "--inproc": ["inproc", true],
+  "--sched-reps": ["schedReps", positiveInt],
+  "--random-calls": ["randomCalls", positiveInt],
+  "--random-window": ["randomWindow", positiveInt],
+  "--random-seed": ["randomSeed", positiveInt],
+  "--scaling-calls": ["scalingCalls", positiveInt],
+  "--scaling-threads": ["scalingThreads", listOf(positiveInt)],
+  "--cpu-calls": ["cpuCalls", positiveInt],
+  "--cpu-reps": ["cpuReps", positiveInt],
+  "--proc-reps": ["procReps", positiveInt],
+  "--proc-calls": ["procCalls", positiveInt],
+  "--proc-seq": ["procSeq", positiveInt],
+  "--fork-calls": ["forkCalls", positiveInt],
+  "--fork-seq": ["forkSeq", positiveInt],
+  "--server-reps": ["serverReps", positiveInt],
+  "--server-calls": ["serverCalls", positiveInt],
+  "--payload-reps": ["payloadReps", positiveInt],
+  "--payload-ms": ["payloadMs", positiveInt],
+  "--payload-kinds": ["payloadKinds", (v, name) => subsetOf(SWEEP_KINDS)(v, name)],
+  "--payload-sizes": ["payloadSizes", (v, name) => subsetOf(SWEEP_SIZES.map(String))(v, name).map(Number)],
+  "--payload-pools": ["payloadPools", (v, name) => subsetOf(POOL_KEYS)(v, name)],
+  "--payload-baseline": ["payloadBaseline", text],
+  "--svg": ["svg", text],
+  // Internal: how this script starts its own child processes.
+  "--child": ["child", text],
+  "--config": ["config", json],
+};
+
+const parseRunArgs = (argv) =>
+  parseArgs(argv, {
+    options: RUN_OPTIONS,
+    internal: ["--child", "--config"],
+    usage: USAGE,
+    defaults: {
+      threads: 2,
+      quick: false,
+      json: null,
+      window: 1000,
+      only: null,
+      timeout: 180,
+      stall: 30,
+      inproc: false,
+      oneProcess: false,
+      child: null,
+      config: null,
+      workloads: WORKLOADS,
+    },
+  });
 
 /** Every workload of the default run, in the order they run. */
 const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server"];
-
-const list = (v) =>
-  v
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-function die(msg) {
-  console.error(`bench: ${msg}`);
-  process.exit(2);
-}
 
 function makeConfig(o) {
   const quick = o.quick;
@@ -393,17 +256,6 @@ const POOLS = [
     },
   },
 ];
-
-class LoadError extends Error {
-  constructor(message, cause) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "LoadError";
-  }
-}
-
-function firstLines(s, n) {
-  return String(s).split("\n").slice(0, n).join("\n");
-}
 
 // ---- workloads ----------------------------------------------------------------
 // tinyCalls and sequential live in lib/workloads.mjs, shared with --report.
@@ -717,7 +569,7 @@ async function main() {
     const { reportMain } = await import("./report.mjs");
     return reportMain(process.argv.slice(2));
   }
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = parseRunArgs(process.argv.slice(2));
   if (opts.child) return childMain(opts.child, opts.config);
 
   const cfg = makeConfig(opts);

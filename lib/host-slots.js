@@ -11,6 +11,7 @@ const { CODEC_ERRORS } = require("./codec.js");
 const { NO_ROOM } = require("./payload.js");
 const { regionCorruptError } = require("./errors.js");
 const { extraOf } = require("./host-calls.js");
+const { dropMoved } = require("./codec/transfer.js");
 
 // encodeRequest: the payload region has no room for the argument now.
 const WAIT_FOR_ROOM = 2;
@@ -85,7 +86,7 @@ const slotMethods = {
       this.finish(call, false, err);
       return false;
     }
-    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take();
+    if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take(lane);
     call.arg = undefined;
     return true;
   },
@@ -216,6 +217,7 @@ const slotMethods = {
     if (call.done) {
       // Timed out or aborted before the worker answered: drop the late result.
       if (ext !== Slot.NO_EXT) this.freePayload(ext);
+      else if (this.sharedRefs !== null) dropMoved(this.u8, lane.slotPayload(index), len, this.sharedRefs);
       return;
     }
     let value;

@@ -8,6 +8,7 @@ const { isPoolWorker } = require("./worker-context.js");
 const tasks = require("./task.js");
 const { WorkerExitError } = require("./errors.js");
 const { CODEC_ERRORS } = require("./codec.js");
+const { transfer } = require("./codec/transfer.js");
 
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !isPoolWorker();
@@ -25,4 +26,5 @@ module.exports = {
   stableTaskID: tasks.stableTaskID,
   WorkerExitError,
   CODEC_ERRORS,
+  transfer,
 };

@@ -32,7 +32,7 @@ const hard = require("./hard-timeout.js");
 const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
-const { HostSharedRefs, PROCESS_REFUSAL } = require("./shared-refs.js");
+const { HostSharedRefs, ProcessRefs } = require("./shared-refs.js");
 const { QueueLimit } = require("./queue-limit.js");
 const { PoolStats } = require("./stats.js");
 const { Recycler } = require("./recycle.js");
@@ -77,7 +77,7 @@ class Pool {
     this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
     this.encoder = new Encoder({
       maxPayloadBytes: options.maxPayloadBytes,
-      shared: this.sharedRefs || PROCESS_REFUSAL,
+      shared: this.sharedRefs || new ProcessRefs(),
     });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
     // What a server watches and limits: events, counts and times, the queue limit.
@@ -95,6 +95,9 @@ class Pool {
     // The topology: how calls reach the workers (host-steal.js: one shared
     // submit region; host-lanes.js: a private lane per worker).
     const Topology = options.topology.steal ? StealHost : LanesHost;
+    // transfer(): an argument's buffer moves only to a worker known when it is
+    // encoded, a private lane's (shared-refs.js); with stealing it is copied.
+    if (this.sharedRefs !== null) this.sharedRefs.moveArguments = !options.topology.steal;
     const shape = Topology.controlShape(options);
     // Threads or processes: where the memory comes from, how workers start
     // and how a parked one is woken (thread-runtime.js, process-runtime.js).

@@ -11,7 +11,7 @@ require("./worker-context.js").markPoolWorker();
 
 const native = require("./native.js");
 const { serveLane } = require("./serve.js");
-const { PROCESS_REFUSAL } = require("./shared-refs.js");
+const { ProcessRefs } = require("./shared-refs.js");
 const { pack, unpack } = require("./ipc-message.js");
 const { RECYCLE_EXIT_CODES } = require("./recycle.js");
 
@@ -106,7 +106,7 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index, count = 1) => memory.wake(index, count),
-      shared: PROCESS_REFUSAL,
+      shared: new ProcessRefs(),
       report,
       // Left the claimants or its lane (recycling): this process ends
       // itself, with the code that tells the host why (recycle.js).

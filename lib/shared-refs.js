@@ -16,11 +16,51 @@
 //   lane + 1, seq counted by the worker.
 // Worker processes share no memory with the host besides the pool's
 // region: there, the hook refuses (codec.js names the alternative).
+//
+// The same ports move the buffers of transfer() markers (codec/transfer.js),
+// message { t: seq, buf } with buf in the transfer list, posted before the
+// call or answer that names it (0x13 record) is published:
+// - a result (worker to host): on that worker's port, in both topologies;
+// - an argument: only to a worker known when the argument is encoded (a
+//   private lane); with work stealing any worker may claim the call, and a
+//   buffer moves to one thread only, so the argument is copied.
+// A buffer is taken out of its port when its record is decoded. One that is
+// never decoded is dropped: with the port when its worker is replaced, by
+// drop() for an answer the host discards, or as the oldest of a store that
+// holds more than any pool has slots (only forged slot words get there).
 
 const { MessageChannel, receiveMessageOnPort } = require("node:worker_threads");
 const { codecError, CODEC_ERRORS } = require("./codec.js");
+const { Transfer, TRANSFER_MIN_BYTES } = require("./codec/transfer.js");
+const { L } = require("./lane.js");
 
 const HOST = 0;
+// Moved buffers received and not claimed yet, per port: legitimately at most
+// one per slot a worker answered or was given (L.slotCount per lane, the
+// whole steal region at most); twice that is a bound only forgery reaches.
+const MAX_MOVED = 2 * L.maxRegionLanes * L.slotCount;
+const NO_SEQS = Object.freeze([]);
+
+/** Keeps a received moved buffer until its record is decoded (bounded: see MAX_MOVED). */
+function keepMoved(store, seq, buf) {
+  if (store.size >= MAX_MOVED) store.delete(store.keys().next().value);
+  store.set(seq, buf);
+}
+
+/** A pending transfer: consumed at commit (copied), or its buffer posted (moved). */
+class PendingMove {
+  constructor(marker, seq) {
+    this.marker = marker;
+    this.seq = seq; // 0: copied into the payload
+  }
+
+  /** Posts the buffer on `port` (transfer list: no copy), or drops it when there is none. */
+  post(port) {
+    const buf = Transfer.bufferOf(this.marker);
+    Transfer.consume(this.marker);
+    if (port !== null && buf !== null) port.postMessage({ t: this.seq, buf }, [buf]);
+  }
+}
 
 class HostSharedRefs {
   constructor(lanes) {
@@ -30,6 +70,11 @@ class HostSharedRefs {
     this.pending = []; // [seq, sab] named by the encoding in progress
     this.fresh = []; // seqs of the call being encoded (take())
     this.received = new Map(); // "origin:seq" -> buffer, from workers, not decoded yet
+    // transfer(): whether arguments may move (set by the pool: private lanes
+    // of worker threads), the host's move seq, and per worker, the moved results received and not decoded yet.
+    this.moveArguments = false;
+    this.moveSeq = 0;
+    this.moved = new Array(lanes).fill(null).map(() => new Map());
   }
 
   /**
@@ -42,6 +87,11 @@ class HostSharedRefs {
     const { port1, port2 } = new MessageChannel();
     port1.unref(); // read synchronously only: never holds the event loop
     this.ports[lane] = port1;
+    // What the worker before sent and never published went with its port; a
+    // replacement counts its seqs from 1 again, so none may be paired with its own.
+    this.moved[lane].clear();
+    const origin = `${lane + 1}:`;
+    for (const key of this.received.keys()) if (key.startsWith(origin)) this.received.delete(key);
     for (const [seq, sab] of this.live) port1.postMessage({ seq, sab });
     return port2;
   }
@@ -53,9 +103,29 @@ class HostSharedRefs {
     return [HOST, seq];
   }
 
+  /**
+   * Encoder hook for a transfer() marker of `n` bytes: [origin, seq] when its
+   * buffer will move (take() posts it to the lane the call went to), null to copy.
+   */
+  transfer(marker, n) {
+    if (!this.moveArguments || n < TRANSFER_MIN_BYTES) {
+      this.pending.push(new PendingMove(marker, 0));
+      return null;
+    }
+    const seq = (this.moveSeq = (this.moveSeq % 0xffffffff) + 1);
+    this.pending.push(new PendingMove(marker, seq));
+    return [HOST, seq];
+  }
+
   /** The encoding is used: its buffers go to every worker, before the call is published. */
   commit() {
-    for (const [seq, sab] of this.pending) {
+    for (const entry of this.pending) {
+      if (entry instanceof PendingMove) {
+        if (entry.seq === 0) entry.post(null);
+        else this.fresh.push(entry); // posted by take(), to the lane the call went to
+        continue;
+      }
+      const [seq, sab] = entry;
       this.live.set(seq, sab);
       this.fresh.push(seq);
       for (const port of this.ports) if (port !== null) port.postMessage({ seq, sab });
@@ -67,16 +137,29 @@ class HostSharedRefs {
     this.pending = [];
   }
 
-  /** The seqs the last encoding named (null when none): the call keeps them until it settles. */
-  take() {
+  /**
+   * The seqs the last encoding named (null when none): the call keeps them
+   * until it settles. Its moved buffers go to the worker of `lanes` (a
+   * private lane) now, before the call is published; without one (the call
+   * failed) they are dropped.
+   */
+  take(lanes) {
     if (this.fresh.length === 0) return null;
-    const seqs = this.fresh;
+    let seqs = this.fresh;
     this.fresh = [];
+    if (seqs.some((entry) => entry instanceof PendingMove)) {
+      const port = lanes === undefined || lanes.lane === undefined ? undefined : this.ports[lanes.lane];
+      for (const entry of seqs) if (entry instanceof PendingMove) entry.post(port === undefined ? null : port);
+      // Not null: a call whose argument moved is never taken back and placed again (hard-timeout.js).
+      seqs = seqs.filter((entry) => !(entry instanceof PendingMove));
+      if (seqs.length === 0) return NO_SEQS;
+    }
     return seqs;
   }
 
   /** A call settled: workers forget its buffers. */
   release(seqs) {
+    if (seqs.length === 0) return;
     for (const seq of seqs) this.live.delete(seq);
     for (const port of this.ports) if (port !== null) port.postMessage({ release: seqs });
   }
@@ -89,8 +172,13 @@ class HostSharedRefs {
       const port = this.ports[origin - 1];
       if (port === undefined || port === null) return undefined;
       for (let msg; (msg = receiveMessageOnPort(port)) !== undefined; ) {
-        this.received.set(`${origin}:${msg.message.seq}`, msg.message.sab);
-        if (msg.message.seq === seq) break;
+        const m = msg.message;
+        if (m.t !== undefined) {
+          keepMoved(this.moved[origin - 1], m.t, m.buf);
+          continue;
+        }
+        this.received.set(`${origin}:${m.seq}`, m.sab);
+        if (m.seq === seq) break;
       }
       sab = this.received.get(key);
     }
@@ -98,11 +186,43 @@ class HostSharedRefs {
     return sab;
   }
 
+  /** Decoder hook, for results: the buffer worker `origin - 1` moved as `seq` (undefined if none). */
+  claim(origin, seq) {
+    const store = this.moved[origin - 1];
+    if (store === undefined) return undefined;
+    let buf = store.get(seq);
+    if (buf === undefined) {
+      const port = this.ports[origin - 1];
+      if (port === null) return undefined;
+      for (let msg; (msg = receiveMessageOnPort(port)) !== undefined; ) {
+        const m = msg.message;
+        if (m.t === undefined) {
+          this.received.set(`${origin}:${m.seq}`, m.sab);
+          continue;
+        }
+        if (m.t === seq) {
+          buf = m.buf;
+          break;
+        }
+        keepMoved(store, m.t, m.buf);
+      }
+      if (buf === undefined) return undefined;
+    }
+    store.delete(seq);
+    return buf;
+  }
+
+  /** An answer the host discards (its call timed out or was aborted): its moved buffer goes too. */
+  drop(origin, seq) {
+    this.claim(origin, seq);
+  }
+
   close() {
     for (const port of this.ports) if (port !== null) port.close();
     this.ports.fill(null);
     this.live.clear();
     this.received.clear();
+    for (const store of this.moved) store.clear();
   }
 }
 
@@ -114,6 +234,8 @@ class WorkerSharedRefs {
     this.seq = 0;
     this.pending = [];
     this.known = new Map(); // host seq -> buffer
+    this.moveSeq = 0;
+    this.moved = new Map(); // host move seq -> moved argument buffer, not decoded yet
     // The port is read only synchronously, never through a "message"
     // listener: on Deno a listener's pending receive takes a message off the
     // port before its event fires, so a call decoded in between would not
@@ -128,8 +250,34 @@ class WorkerSharedRefs {
   }
 
   take(message) {
-    if (message.release !== undefined) for (const seq of message.release) this.known.delete(seq);
+    if (message.t !== undefined) keepMoved(this.moved, message.t, message.buf);
+    else if (message.release !== undefined) for (const seq of message.release) this.known.delete(seq);
     else this.known.set(message.seq, message.sab);
+  }
+
+  /** Decoder hook, for arguments: the buffer the host moved as `seq` (undefined if none). */
+  claim(origin, seq) {
+    if (origin !== HOST) return undefined;
+    if (!this.moved.has(seq)) {
+      for (let msg; (msg = receiveMessageOnPort(this.port)) !== undefined; ) {
+        this.take(msg.message);
+        if (this.moved.has(seq)) break;
+      }
+    }
+    const buf = this.moved.get(seq);
+    this.moved.delete(seq);
+    return buf;
+  }
+
+  /** Encoder hook, for results: moved on this worker's port once the encoding is used, or copied. */
+  transfer(marker, n) {
+    if (n < TRANSFER_MIN_BYTES) {
+      this.pending.push(new PendingMove(marker, 0));
+      return null;
+    }
+    const seq = (this.moveSeq = (this.moveSeq % 0xffffffff) + 1);
+    this.pending.push(new PendingMove(marker, seq));
+    return [this.origin, seq];
   }
 
   /** Decoder hook, for arguments: the host's buffer `seq`. */
@@ -152,7 +300,10 @@ class WorkerSharedRefs {
   }
 
   commit() {
-    for (const [seq, sab] of this.pending) this.port.postMessage({ seq, sab });
+    for (const entry of this.pending) {
+      if (entry instanceof PendingMove) entry.post(entry.seq === 0 ? null : this.port);
+      else this.port.postMessage({ seq: entry[0], sab: entry[1] });
+    }
     this.pending = [];
   }
 
@@ -176,11 +327,22 @@ class SameThreadRefs {
 
   ref(sab) {
     this.pending.push(sab);
-    return [HOST, this.held.length + this.pending.length - 1];
+    let n = this.held.length;
+    for (const entry of this.pending) if (!(entry instanceof PendingMove)) n++;
+    return [HOST, n - 1];
+  }
+
+  /** transfer() markers are copied here (encode and decode are back to back on one thread). */
+  transfer(marker) {
+    this.pending.push(new PendingMove(marker, 0));
+    return null;
   }
 
   commit() {
-    for (const sab of this.pending) this.held.push(sab);
+    for (const entry of this.pending) {
+      if (entry instanceof PendingMove) entry.post(null);
+      else this.held.push(entry);
+    }
     this.pending = [];
   }
 
@@ -193,11 +355,29 @@ class SameThreadRefs {
   }
 }
 
-/** Worker processes: a SharedArrayBuffer cannot reach another process. */
-const PROCESS_REFUSAL = Object.freeze({
-  pending: Object.freeze([]),
-  commit() {},
-  abort() {},
+/**
+ * Worker processes: a SharedArrayBuffer cannot reach another process, and a
+ * buffer cannot move to one: transfer() markers are copied.
+ */
+class ProcessRefs {
+  constructor() {
+    this.pending = [];
+  }
+
+  transfer(marker) {
+    this.pending.push(new PendingMove(marker, 0));
+    return null;
+  }
+
+  commit() {
+    for (const entry of this.pending) entry.post(null);
+    this.pending = [];
+  }
+
+  abort() {
+    this.pending = [];
+  }
+
   ref() {
     throw codecError(
       TypeError,
@@ -206,10 +386,11 @@ const PROCESS_REFUSAL = Object.freeze({
         "processes do not share its memory. Copy it into an ArrayBuffer or a typed array to send it by value, " +
         'or use worker.runtime "thread", where it passes by reference',
     );
-  },
+  }
+
   resolve() {
     return undefined;
-  },
-});
+  }
+}
 
-module.exports = { HostSharedRefs, WorkerSharedRefs, SameThreadRefs, PROCESS_REFUSAL };
+module.exports = { HostSharedRefs, WorkerSharedRefs, SameThreadRefs, ProcessRefs };

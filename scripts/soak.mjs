@@ -35,6 +35,8 @@ import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createPool, task, isMain } from "../index.mjs";
+import { random } from "../__test__/helpers/prng.mjs";
+import { median } from "../bench/lib/stats.mjs";
 
 const KIND_SYNC = 0;
 const KIND_ASYNC = 1;
@@ -158,18 +160,6 @@ function parseArgs(argv) {
     if (!argv.includes("--pools")) args.pools = 50;
   }
   return args;
-}
-
-function prng(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
 }
 
 /** Payload sizes: mostly small (inline), some past the slot, a few up to 1 MiB. */
@@ -385,7 +375,7 @@ const CHECKPOINTS = 20;
 async function callPhase({ calls: total, threads, window, seed, runtime }) {
   const pool = createPool({ threads, worker: { runtime } })({ soakCall, soakGc, soakLate });
   const internal = pool[Symbol.for("knitting-native.pool")];
-  const rand = prng(seed);
+  const rand = random(seed);
   const out = {
     checked: 0,
     lost: 0,
@@ -568,10 +558,6 @@ async function checkpoint(pool, internal, threads, calls) {
 }
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * Growth over the measured phase: the median of the first checkpoints from

@@ -35,6 +35,17 @@ export function work(i, iters) {
   return [i, (performance.now() - t0) * 1000];
 }
 
+// Compile work() whole before any long call, in every isolate that imports
+// it. Otherwise V8 (Node 20.20) first compiles only its loop, on stack
+// replacement in the first long call, before the lines after the loop have
+// ever run; that code then deoptimised at the loop's exit on about every
+// other later call ("insufficient type feedback", --trace-deopt): 4 to 1,426
+// deopts in 3,000 calls of 200,000 rounds from run to run in one isolate, and
+// 422-845 in the first measured cpu-bound burst of the stealing, private-lane
+// and bare-worker rows (2026-12-03). 2,000 short calls make V8 compile the
+// whole function first: 0 deopts in 6 runs. Costs ~0.5 ms per import.
+for (let k = 0; k < 2_000; k++) work(k, 100);
+
 /**
  * Rounds of work() per microsecond on this machine: the fastest of `trials`
  * timed runs of `iters` rounds, after a warm-up that lets the JIT compile

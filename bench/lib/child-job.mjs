@@ -8,6 +8,14 @@ import { progress } from "./workloads.mjs";
 
 export const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
+/** A pool that could not be loaded or created: its row reports this message, the run goes on. */
+export class LoadError extends Error {
+  constructor(message, cause) {
+    super(message, cause ? { cause } : undefined);
+    this.name = "LoadError";
+  }
+}
+
 /**
  * A job's result record: `result` (with `fields` and the status, error and
  * mismatch bookkeeping), `fail(status, msg)`, and `note(r, workload,

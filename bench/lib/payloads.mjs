@@ -2,22 +2,13 @@
 // VARIANTS distinct values, built once before the timed run; call i sends
 // variant i % VARIANTS and checks that it got exactly that variant back, so a
 // result delivered to the wrong call is caught as well as a damaged one.
+import { fillBytes } from "../../__test__/helpers/prng.mjs";
 
 /** A prime, so that variant numbers do not line up with lanes or windows. */
 export const VARIANTS = 97;
 
-/** Deterministic bytes (xorshift32) so that every variant differs everywhere. */
-function fillBytes(u8, seed) {
-  let x = (seed * 2654435761 + 1) >>> 0 || 1;
-  for (let i = 0; i < u8.length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    u8[i] = x & 0xff;
-  }
-  return u8;
-}
+/** Deterministic bytes (xorshift32) for variant `k`, so that every variant differs everywhere. */
+const variantBytes = (u8, k) => fillBytes(u8, (k * 2654435761 + 1) >>> 0);
 
 function makeString(k) {
   // 1,024 ASCII characters (so 1,024 bytes as UTF-8), different for every k.
@@ -94,7 +85,7 @@ const describe = (v) => {
  */
 export function makePayloads() {
   const strings = Array.from({ length: VARIANTS }, (_, k) => makeString(k));
-  const arrays = Array.from({ length: VARIANTS }, (_, k) => fillBytes(new Uint8Array(64 * 1024), k + 1));
+  const arrays = Array.from({ length: VARIANTS }, (_, k) => variantBytes(new Uint8Array(64 * 1024), k + 1));
   const arrayBufs = arrays.map((u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
   const objects = Array.from({ length: VARIANTS }, (_, k) => makeObject(k));
   const objectBytes = Math.round(
@@ -184,7 +175,7 @@ export function makeSweepCell(kind, size) {
     };
   }
   if (kind === "u8") {
-    const values = Array.from({ length: nv }, (_, k) => fillBytes(new Uint8Array(size), k + 1));
+    const values = Array.from({ length: nv }, (_, k) => variantBytes(new Uint8Array(size), k + 1));
     const bufs = values.map((u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength));
     return {
       kind,

@@ -10,18 +10,12 @@
 // threads as ours and its defaults otherwise.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { LoadError, firstLines } from "./child-job.mjs";
+
+export { LoadError };
 
 const ROOT = new URL("../../", import.meta.url);
 const PEERS = new URL("../peers/", import.meta.url);
-
-export class LoadError extends Error {
-  constructor(message, cause) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "LoadError";
-  }
-}
-
-const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
 /** piscina and tinypool share one API: run(arg, { name }) and destroy(). */
 function runPoolAdapter(pool) {

@@ -54,9 +54,17 @@ async function cpuReps(pool, cfg, reps, phase, note, log) {
       }
     : (calls, iters) => cpuBound(run, calls, iters);
   phase("warmup");
-  note(await burst(cfg.warmupCalls, cfg.iters), "warm-up (cpu-bound)");
+  for (let k = 0; k < (cfg.warmupBursts ?? 1); k++)
+    note(await burst(cfg.warmupCalls, cfg.iters), "warm-up (cpu-bound)");
+  // No gc() between the bursts: a forced full collection frees objects that
+  // optimised code of the host depends on, and V8 throws that code away
+  // (--trace-deopt: "weak objects", 5-8 functions per gc(), the pool's place,
+  // settle and drain among them), so every burst began with ~20 compiles on
+  // V8's threads, which take CPU from the workers. Without it, and after the
+  // three warm-up bursts, 0-8 compiles per burst (2026-12-03, Node 20.20);
+  // V8 still runs the major collections it chooses (--trace-gc: a few of
+  // 5-20 ms per pool), as in any program.
   for (let rep = 1; rep <= cfg.reps; rep++) {
-    gc();
     phase(`cpu-bound rep ${rep}/${cfg.reps}`);
     workUs = 0;
     const t0 = threadCpu();

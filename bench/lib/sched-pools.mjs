@@ -4,17 +4,11 @@
 // parent (bench/lib/sched.mjs) and its children (bench/lib/sched-child.mjs).
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { LoadError, firstLines } from "./child-job.mjs";
+
+export { LoadError };
 
 const ROOT = new URL("../../", import.meta.url);
-
-export class LoadError extends Error {
-  constructor(message, cause) {
-    super(message, cause ? { cause } : undefined);
-    this.name = "LoadError";
-  }
-}
-
-const firstLines = (s, n) => String(s).split("\n").slice(0, n).join("\n");
 
 /**
  * random-load rows. `options`: what createPool gets besides `threads`;

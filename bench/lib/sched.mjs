@@ -69,14 +69,15 @@ export function schedConfig(o) {
       calls: o.cpuCalls ?? (quick ? 400 : 2_000),
       reps: o.cpuReps ?? (quick ? 2 : 5),
       callUs: 1_000,
-      // Warm-up: one burst of the measured size, the same for every pool.
-      // After a 100-call warm-up the first measured burst was the worst of
-      // every row, the floor's too (one run, 2026-12-03, Node 20.20), and
-      // the stealing row's worst in 6 of 10 runs: the host's burst path
-      // (2,000 submissions and settlements in one go) was still compiling;
-      // V8's helper threads used 69 ms of CPU in that burst, 9-20 ms in the
-      // later ones (schedstat per thread).
-      warmupCalls: undefined, // = calls
+      // Warm-up: three bursts of the measured size, the same for every pool.
+      // With one, the first measured burst was the worst of the stealing row
+      // in 7 of 10 idle runs (2026-12-03, Node 20.20): the workers' per-call
+      // functions were still being compiled (--trace-opt: 39-48 TurboFan
+      // compiles in that burst, 11-24 in the second; after three warm-up
+      // bursts 4), and on 2 cores V8's compiler threads take their CPU from
+      // the workers.
+      warmupBursts: 3,
+      warmupCalls: undefined, // per warm-up burst; = calls
       iters: undefined, // callUs at the calibrated speed, set when the workload runs
     },
   };
@@ -561,7 +562,8 @@ async function cpuBoundLoad(cfg, sc) {
   out.push(
     `cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), ` +
       `each burst submitted at once ` +
-      `and awaited, ${cc.threads} threads; all bursts of a pool in one process (after ${cc.warmupCalls} warm-up calls)`,
+      `and awaited, ${cc.threads} threads; ` +
+      `all bursts of a pool in one process (after ${cc.warmupBursts} warm-up bursts of ${cc.warmupCalls} calls)`,
   );
   out.push(
     `  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ` +

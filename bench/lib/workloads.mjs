@@ -2,6 +2,7 @@
 // run (bench/report.mjs). Each one checks every result it gets back.
 import { readFileSync, readdirSync } from "node:fs";
 import { percentiles } from "./stats.mjs";
+import { xorshift32 } from "../../__test__/helpers/prng.mjs";
 
 const hrtime = process.hrtime.bigint;
 
@@ -87,16 +88,11 @@ export async function sequential(add, n) {
  * { us: Float64Array of durations, long: how many are long }.
  */
 export function randomPlan({ calls, seed, shortUs, longUs, longFraction }) {
-  let x = seed >>> 0 || 1; // xorshift32 never leaves 0
+  const next = xorshift32(seed);
   const us = new Float64Array(calls);
   let long = 0;
   for (let i = 0; i < calls; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    const isLong = x / 2 ** 32 < longFraction;
+    const isLong = next() / 2 ** 32 < longFraction;
     if (isLong) long++;
     us[i] = isLong ? longUs : shortUs;
   }

@@ -8,7 +8,7 @@ import { Worker } from "node:worker_threads";
 
 const SOURCE = `
 import { parentPort } from "node:worker_threads";
-const { work } = await import(${JSON.stringify(new URL("../lib/busy.mjs", import.meta.url).href)});
+const { work } = await import(${JSON.stringify(new URL("../lib/task-bodies.mjs", import.meta.url).href)});
 parentPort.on("message", ({ from, to, step, iters }) => {
   let us = 0;
   for (let i = from; i < to; i += step) us += work(i, iters)[1];

@@ -8,7 +8,7 @@
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const WORKER = fileURLToPath(new URL("./fork-send-worker.cjs", import.meta.url));
+const WORKER = fileURLToPath(new URL("./fork-send-worker.mjs", import.meta.url));
 
 export class ForkSendPool {
   /** @param {{processes?: number}} [opts] */

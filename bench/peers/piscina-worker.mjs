@@ -1,21 +1,20 @@
-// Piscina worker for the benchmark: pool.run([a, b]) -> a + b.
-// --report also uses the named exports: pool.run(v, { name: "echo" }) -> v and
-// pool.run([i, ms], { name: "spin" }) -> i after busy-spinning ms milliseconds.
-// The random-load workload uses pool.run([i, iters], { name: "work" }) -> [i, µs].
-import { busy, work as workBody } from "../lib/busy.mjs";
+// Piscina worker for the benchmark (bodies: bench/lib/task-bodies.mjs):
+//   pool.run([a, b])                       -> a + b
+//   pool.run(v, { name: "echo" })          -> v
+//   pool.run([i, ms], { name: "spin" })    -> i, after busy-spinning ms milliseconds (--report)
+//   pool.run([i, iters], { name: "work" }) -> [i, µs] (random-load, cpu-bound)
+import * as body from "../lib/task-bodies.mjs";
 
 export default function add([a, b]) {
-  return a + b;
+  return body.add(a, b);
 }
 
-export function echo(v) {
-  return v;
-}
+export const echo = body.echo;
 
 export function spin([i, ms]) {
-  return busy(i, ms);
+  return body.spin(i, ms);
 }
 
 export function work([i, iters]) {
-  return workBody(i, iters);
+  return body.work(i, iters);
 }

@@ -1,17 +1,4 @@
-// Tinypool worker for `node bench/run.mjs --report`:
-//   pool.run([a, b])                    -> a + b
-//   pool.run(v, { name: "echo" })       -> v
-//   pool.run([i, ms], { name: "spin" }) -> i, after busy-spinning ms milliseconds
-import { busy } from "../lib/busy.mjs";
-
-export default function add([a, b]) {
-  return a + b;
-}
-
-export function echo(v) {
-  return v;
-}
-
-export function spin([i, ms]) {
-  return busy(i, ms);
-}
+// Tinypool worker for `node bench/run.mjs --report`: Tinypool calls its
+// workers as Piscina does (pool.run(arg, { name })), so it runs the same
+// adapter: see piscina-worker.mjs.
+export { default, echo, spin, work } from "./piscina-worker.mjs";

@@ -24,6 +24,7 @@ const {
   T_ERROR,
   T_V8,
   T_SHARED,
+  T_TRANSFER,
   K_SHARED_BUFFER,
   K_UINT8,
   K_BUFFER,
@@ -168,6 +169,8 @@ function readValue(d) {
       return readV8();
     case T_SHARED:
       return readShared();
+    case T_TRANSFER:
+      return readTransfer(d);
   }
   throw corrupt(`unknown tag 0x${tag.toString(16).padStart(2, "0")}`, dPos - 1);
 }
@@ -501,11 +504,37 @@ function readShared() {
   return new Ctor(sab, byteOffset, byteLength / Ctor.BYTES_PER_ELEMENT);
 }
 
+/** A transfer() marker's buffer, moved beside the payload (codec/transfer.js): only a whole payload. */
+function readTransfer(d) {
+  need(13);
+  const at = dPos - 1;
+  const kind = dU8[dPos++];
+  const origin = r32();
+  const seq = r32();
+  const byteLength = r32();
+  if (d !== 0) throw corrupt("a transfer record inside another value", at);
+  if (kind > K_ARRAYBUFFER) throw corrupt(`unknown transfer kind ${kind}`, at + 1);
+  if (dShared === null || typeof dShared.claim !== "function") {
+    throw corrupt("a transfer record where no transferred buffer can be received", at);
+  }
+  const ab = dShared.claim(origin, seq);
+  if (ab === undefined || Object.getPrototypeOf(ab) !== ArrayBuffer.prototype || ab.byteLength !== byteLength) {
+    throw corrupt(`transfer ${origin}:${seq} does not name a received ArrayBuffer of ${byteLength} bytes`, at);
+  }
+  if (kind === K_ARRAYBUFFER) return ab;
+  if (kind === K_BUFFER) return Buffer.from(ab);
+  if (kind === K_DATAVIEW) return new DataView(ab);
+  const Ctor = VIEW_CTORS[kind];
+  if (byteLength % Ctor.BYTES_PER_ELEMENT !== 0) throw corrupt(`${Ctor.name} over ${byteLength} bytes`, at);
+  return new Ctor(ab);
+}
+
 function readError(d) {
   if (d >= MAX_DEPTH) throw corrupt("nesting too deep", dPos - 1);
   need(1);
+  const at = dPos;
   const flags = dU8[dPos++];
-  if (flags > 15) throw corrupt("bad error flags", dPos - 1);
+  if (flags > 15) throw corrupt("bad error flags", at);
   d += 1;
   const name = readValue(d);
   const message = readValue(d);
@@ -539,7 +568,14 @@ function readError(d) {
   if (errors !== undefined && Ctor !== AggregateError) {
     Object.defineProperty(e, "errors", { value: errors, writable: true, enumerable: false, configurable: true });
   }
-  Object.defineProperty(e, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+  try {
+    Object.defineProperty(e, "stack", { value: stack, writable: true, enumerable: false, configurable: true });
+  } catch {
+    // Replacing the stack makes V8 print the error once, turning name and
+    // message into strings: a value the encoder cannot have written there
+    // (a null-prototype object has no toString) throws a TypeError.
+    throw corrupt("error name or message that cannot become a string", at);
+  }
   if (flags & E_ERR_FLAG_CODE) e.code = code;
   if (flags & E_ERR_FLAG_PROPS) {
     need(4);

@@ -56,7 +56,9 @@ const {
   Unsendable,
   OWN_ERRORS,
   codecError,
+  T_TRANSFER,
 } = require("./format.js");
+const { Transfer, bytesOf, isTransfer, nestedError } = require("./transfer.js");
 const { sizeOf, describeThrown, unsendableError, v8Failure, findPath, trackGraph } = require("./explain.js");
 
 const INITIAL_SCRATCH = 4096;
@@ -172,6 +174,10 @@ class Encoder {
       if (this.shared !== null && getProto(v.buffer) === SharedArrayBufferProto) return -1; // by reference
     } else if (getProto(v) === ArrayBufferProto) {
       n = v.byteLength;
+    } else if (isTransfer(v)) {
+      // Copied (a by-reference record always fits a slot, so it never comes here).
+      const b = Transfer.bufferOf(v);
+      n = b === null ? 0 : b.byteLength;
     } else {
       return -1;
     }
@@ -395,7 +401,27 @@ class Encoder {
     }
     if (proto === SharedArrayBufferProto) return this._shared(K_SHARED_BUFFER, v, 0, v.byteLength, p);
     if (v instanceof Error) return this._error(v, p, d);
+    if (isTransfer(v)) return this._transfer(v, p, d);
     return this._leaf(v, p);
+  }
+
+  // A transfer() marker (transfer.js), only ever the whole value. The `shared` hook decides: it
+  // names the buffer it will move ([origin, seq], 0x13) or returns null, and the bytes are copied
+  // (0x0f). Either way the marker is in its `pending` list and the commit consumes it. Without a
+  // hook (a bare Encoder) the bytes are copied and the marker stays usable.
+  _transfer(m, p, d) {
+    if (d !== 0) throw nestedError();
+    const bytes = bytesOf(m);
+    const ref = this.shared === null ? null : this.shared.transfer(m, bytes.length);
+    if (ref === null) return this._bytes(Transfer.kindOf(m), bytes, p);
+    if (p + 14 > this.end && !this._grow(p + 14)) return OVERFLOW;
+    const u8 = this.u8;
+    u8[p] = T_TRANSFER;
+    u8[p + 1] = Transfer.kindOf(m);
+    w32(u8, p + 2, ref[0]);
+    w32(u8, p + 6, ref[1]);
+    w32(u8, p + 10, bytes.length);
+    return p + 14;
   }
 
   // A value the fast path does not cover (Map, Set, RegExp, boxed primitive, class instance, ...)

@@ -42,6 +42,11 @@
 //                     payload (the Encoder's `shared` hook; shared-refs.js); a view keeps
 //                     pointing at the same memory (without a hook, a view over one is copied
 //                     as 0x0f and a SharedArrayBuffer itself is refused)
+//   0x13 transfer     u8 kind, u32 origin, u32 seq, u32 byteLength
+//                     a transfer() marker's buffer (kinds 0-13), moved, not copied: (origin, seq)
+//                     names the ArrayBuffer that travels beside the payload with a transfer list
+//                     (the `shared` hook's transfer/claim; codec/transfer.js, shared-refs.js); only
+//                     ever a whole payload
 // A value the fast path does not cover (Map, Set, RegExp, boxed primitive, class instance, ...) is
 // sent as a nested 0x11 record in place. When an object is reachable twice (shared reference or
 // cycle, also through such a record), an array has holes, or containers nest deeper than MAX_DEPTH,
@@ -84,6 +89,7 @@ const T_BINARY = 0x0f;
 const T_ERROR = 0x10;
 const T_V8 = 0x11;
 const T_SHARED = 0x12;
+const T_TRANSFER = 0x13;
 const K_SHARED_BUFFER = 14;
 
 const K_UINT8 = 1;
@@ -218,6 +224,7 @@ module.exports = {
   T_OBJECT_NULL,
   T_SHARED,
   T_STR8,
+  T_TRANSFER,
   T_TRUE,
   T_UNDEFINED,
   T_UTF16,
