@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createPool } from "../index.mjs";
 import { add, fail, later, spin, exitNow, spinForever, retain } from "./fixtures/server-tasks.mjs";
-import { sleep } from "./helpers/wait.mjs";
+import { sleep, until } from "./helpers/wait.mjs";
 
 const tasks = { add, fail, later, spin, exitNow, spinForever, retain };
 const SLOTS_PER_WORKER = 32;
@@ -366,7 +366,10 @@ test('recycling worker processes (runtime "process"): no call lost', async () =>
       for (let i = 0; i < 4000; i++) calls.push(pool.call.add([i, 1]));
       const results = await Promise.all(calls);
       results.forEach((v, i) => assert.equal(v, i + 1));
-      assert.ok(recycled.length >= 2, `${recycled.length} recycled`);
+      // 4,000 calls over workers of 1,000 each: at least 2 replaced. A
+      // process's "workerExit" comes when the host sees it exit, which on a
+      // busy machine can be after the last answer (Deno, 1 of ~20 runs).
+      await until(() => recycled.length >= 2, 30_000, `2 recycled worker processes (${recycled.length} so far)`);
       for (const e of recycled) assert.equal(typeof e.pid, "number");
     } finally {
       await pool.shutdown();

@@ -529,6 +529,16 @@ function readTransfer(d) {
   return new Ctor(ab);
 }
 
+function printable(v) {
+  if (typeof v !== "object" || v === null) return true;
+  try {
+    String(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function readError(d) {
   if (d >= MAX_DEPTH) throw corrupt("nesting too deep", dPos - 1);
   need(1);
@@ -544,6 +554,13 @@ function readError(d) {
   const code = flags & E_ERR_FLAG_CODE ? readValue(d) : undefined;
   const errors = flags & E_ERR_FLAG_ERRORS ? readValue(d) : undefined;
   if (errors !== undefined && !isArray(errors)) throw corrupt("AggregateError errors is not an array", dPos);
+  // An error's name and message become strings when it is printed; one that
+  // cannot (a null-prototype object: no toString) is not what the encoder
+  // writes. Checked here, not left to the runtime: V8 in Node throws a bare
+  // TypeError while formatting such an error, Bun and Deno do not.
+  if (!printable(name) || !printable(message)) {
+    throw corrupt("error name or message that cannot become a string", at);
+  }
 
   const Ctor = typeof name === "string" ? ERROR_CTORS[name] : undefined;
   const msg = typeof message === "string" ? message : undefined;
