@@ -4,17 +4,19 @@
 // Per turn: calls/s of echo with 1,000 calls in flight (fewer for large
 // values, bench/lib/payloads.mjs windowFor) for a few size classes, then
 // sequential latency (one call at a time) p50 and p99.
-//   node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2]
+//   node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2] [--cells LIST] [--no-seq]
+// LIST: rows as KIND:BYTES separated by commas (KIND string, u8, object; or
+// tiny), e.g. object:1024,object:16384 (default: the six rows below).
 // Prints, per row, the median over turns with the worst beside it.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { makeSweepCell, sizeLabel, windowFor } from "./lib/payloads.mjs";
-import { parseArgs, positiveInt } from "./lib/args.mjs";
+import { die, list, parseArgs, positiveInt } from "./lib/args.mjs";
 import { median } from "./lib/stats.mjs";
 
 const HERE = fileURLToPath(import.meta.url);
-const CELLS = [
+const DEFAULT_CELLS = [
   ["tiny", 0],
   ["string", 1024],
   ["u8", 1024],
@@ -28,8 +30,9 @@ const argv = process.argv.slice(2);
 
 // Internal: `--child SIDE THREADS`, one turn of one pool in a child process.
 if (argv[0] === "--child") {
-  const [, side, threadsArg] = argv;
+  const [, side, threadsArg, cellsArg, seqArg] = argv;
   const threads = Number(threadsArg);
+  const CELLS = JSON.parse(cellsArg);
   let pool;
   let echo;
   let close;
@@ -74,27 +77,47 @@ if (argv[0] === "--child") {
       total / (Number(process.hrtime.bigint() - t0) / 1e9);
   }
   const lat = [];
-  for (let i = 0; i < SEQUENTIAL + 2000; i++) {
+  for (let i = 0; seqArg === "seq" && i < SEQUENTIAL + 2000; i++) {
     const t0 = process.hrtime.bigint();
     await echo(i);
     if (i >= 2000) lat.push(Number(process.hrtime.bigint() - t0) / 1000);
   }
   lat.sort((a, b) => a - b);
-  out["seq p50 µs"] = lat[lat.length >> 1];
-  out["seq p99 µs"] = lat[Math.floor(lat.length * 0.99)];
+  if (lat.length !== 0) {
+    out["seq p50 µs"] = lat[lat.length >> 1];
+    out["seq p99 µs"] = lat[Math.floor(lat.length * 0.99)];
+  }
   await close();
   console.log(JSON.stringify(out));
   process.exit(0);
 }
 
-const USAGE = "usage: node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2]   (DIR: another checkout)";
+const USAGE =
+  "usage: node bench/payload-pool-ab.mjs DIR [--reps 3] [--threads 2] [--cells KIND:BYTES,...] [--no-seq]" +
+  "   (DIR: another checkout)";
+const parseCells = (text, name) =>
+  list(text).map((item) => {
+    const [kind, bytes = "0"] = item.split(":");
+    const size = Number(bytes);
+    if (!["tiny", "string", "u8", "object"].includes(kind) || !Number.isSafeInteger(size) || size < 0) {
+      die(`${name}: ${JSON.stringify(item)} is not KIND:BYTES (KIND string, u8, object or tiny)`);
+    }
+    return [kind, size];
+  });
 const {
   _: [dir],
   reps,
   threads,
+  cells,
+  noSeq,
 } = parseArgs(argv, {
-  options: { "--reps": ["reps", positiveInt], "--threads": ["threads", positiveInt] },
-  defaults: { reps: 3, threads: 2 },
+  options: {
+    "--reps": ["reps", positiveInt],
+    "--threads": ["threads", positiveInt],
+    "--cells": ["cells", parseCells],
+    "--no-seq": ["noSeq", true],
+  },
+  defaults: { reps: 3, threads: 2, cells: DEFAULT_CELLS, noSeq: false },
   usage: USAGE,
   positionals: 1,
   required: ["DIR"],
@@ -103,7 +126,8 @@ const sides = { before: path.resolve(dir), after: path.resolve(path.dirname(HERE
 const results = { before: [], after: [], raw: [] };
 for (let r = 0; r < reps; r++) {
   for (const [name, side] of Object.entries(sides)) {
-    const child = spawnSync(process.execPath, [HERE, "--child", side, String(threads)], { encoding: "utf8" });
+    const args = [HERE, "--child", side, String(threads), JSON.stringify(cells), noSeq ? "no-seq" : "seq"];
+    const child = spawnSync(process.execPath, args, { encoding: "utf8" });
     if (child.status !== 0) throw new Error(`${name} turn failed: ${child.stderr}`);
     results[name].push(JSON.parse(child.stdout.trim().split("\n").pop()));
   }

@@ -73,8 +73,13 @@ class PayloadRegion {
     // The largest payload an empty region holds (the arena's own header
     // and a block header take the rest).
     this.capacity = this.arena.maxRequest;
-    // Length-tracking view: follows the buffer as it grows.
-    this.u8 = new Uint8Array(sab);
+    // Fixed-length views of the buffer's current length, renewed when it
+    // has grown (renew): every thread may grow it. Not length-tracking
+    // ones: on Node 20 element access through a length-tracking view of a
+    // growable SharedArrayBuffer is not optimised, and the codec, which
+    // also sees plain views, then ran 3x slower on every value
+    // (docs/payload-path.md, "The growable region's views").
+    this.u8 = new Uint8Array(sab, 0, sab.byteLength);
     this.i32 = i32;
     this.wake = wake;
     this.roomSeq = W_ROOM_SEQ;
@@ -82,10 +87,12 @@ class PayloadRegion {
     this.unplaced = null; // tryPlace's encoding when it found no room
     // Every side releases carved sub-blocks; only the host carves (see above).
     this.chunks = new Chunks(
-      new Int32Array(sab),
+      new Int32Array(sab, 0, sab.byteLength >> 2),
       (size) => this.allocBlock(size),
       (at) => this.free(at),
       (msg) => regionCorruptError(msg),
+      undefined,
+      () => this.renew(),
     );
     this.carving = format && this.capacity >= MIN_CHUNKS * this.chunks.bytes;
     // A worker's carved argument kept for its answer (readHeld), 0 when none.
@@ -107,6 +114,7 @@ class PayloadRegion {
   readHeld(length, ext, shared, clear) {
     const offset = ext >>> 0;
     const start = offset - CARVED;
+    if (start + length > this.u8.length) this.renew(); // another thread grew the region
     if (this.held !== 0 || length < 0 || !this.chunks.holds(start, length)) {
       clear();
       return this.readSlot(null, 0, length, ext, shared);
@@ -231,7 +239,11 @@ class PayloadRegion {
         if (err && err.code === "KNT_REGION_CORRUPT") throw err;
         throw limitError(`payload of ${size} bytes could not be placed in the payload region: ${err.message}`, err);
       }
-      if (result > 0) return result;
+      if (result > 0) {
+        // Another thread may have grown the buffer past this thread's views.
+        if (result + size > this.u8.length) this.renew();
+        return result;
+      }
       if (result === NO_ROOM) {
         // Full of live blocks, says the arena. Workers free blocks meanwhile,
         // so none live now may only mean they all went since: try again.
@@ -268,6 +280,15 @@ class PayloadRegion {
       }
     }
     this.arena.extend(new Uint8Array(this.sab));
+    this.renew();
+  }
+
+  /** Views of the buffer's current length, when it has grown since they were made (by any thread). */
+  renew() {
+    const n = this.sab.byteLength;
+    if (n === this.u8.length) return;
+    this.u8 = new Uint8Array(this.sab, 0, n);
+    this.chunks.setView(new Int32Array(this.sab, 0, n >> 2));
   }
 
   /**
@@ -287,6 +308,7 @@ class PayloadRegion {
     }
     const offset = ext >>> 0;
     const start = offset - (offset & CARVED);
+    if (start + length > this.u8.length) this.renew(); // another thread grew the region
     if (length < 0 || start + length > this.u8.length) {
       // Not a block of this region: nothing to decode, nothing to free.
       throw regionCorruptError(

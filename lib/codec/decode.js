@@ -52,6 +52,7 @@ var dEnd = 0;
 var dLastSource = null; // first-level cache key (the view), see Encoder#_bind
 var dBufKey = null; // source.buffer the DataView/Buffer below belong to
 var dDv = null;
+var dDvEnd = 0; // dDv's byteLength (fixed: read once, and readable after a detach)
 var dNb = null;
 var dBo = 0;
 var dPlain = false; // the source is a plain Uint8Array (so its slice() is one too)
@@ -75,11 +76,15 @@ function decode(source, offset, length, shared) {
         "and integer offset/length inside it",
     );
   }
-  if (source !== dLastSource) {
+  if (source !== dLastSource || dBo + offset + length > dDvEnd) {
     const buf = source.buffer;
-    if (buf !== dBufKey) {
+    // Fixed-length over the buffer's current length, made again when a source reaches past it (a
+    // growable buffer grew): Node 20 does not optimise length-tracking DataViews of growable
+    // SharedArrayBuffers (docs/payload-path.md, "The growable region's views").
+    if (buf !== dBufKey || source.byteOffset + source.length > dDvEnd) {
       dBufKey = buf;
-      dDv = new DataView(buf);
+      dDvEnd = buf.byteLength;
+      dDv = new DataView(buf, 0, dDvEnd);
       dNb = null;
     }
     dLastSource = source;

@@ -95,6 +95,7 @@ class Encoder {
     this.lastTarget = null;
     this.cacheBuf = null;
     this.dv = null;
+    this.dvEnd = 0; // dv's byteLength (fixed: read once, and readable after a detach)
     this.nb = null; // node Buffer over cacheBuf, created lazily for long strings
     this.bo = 0;
     // The previous target's cache: a large value tries the slot (one buffer) and then the payload
@@ -103,6 +104,7 @@ class Encoder {
     this.altTarget = null;
     this.altBuf = null;
     this.altDv = null;
+    this.altDvEnd = 0;
     this.altNb = null;
     this.altBo = 0;
     // encode() scratch (a plain Uint8Array so element access in the writers stays monomorphic)
@@ -132,6 +134,8 @@ class Encoder {
       );
     }
     this._bind(target);
+    // A growable buffer that grew since its DataView was made: a longer one.
+    if (this.bo + offset + limit > this.dvEnd) this._newDataView();
     const capped = limit > this.maxPayloadBytes;
     this.end = offset + (capped ? this.maxPayloadBytes : limit);
     this.growable = false;
@@ -191,19 +195,21 @@ class Encoder {
       const t = this.lastTarget;
       const b = this.cacheBuf;
       const dv = this.dv;
+      const dvEnd = this.dvEnd;
       const nb = this.nb;
       const bo = this.bo;
       if (target === this.altTarget) {
         this.lastTarget = target;
         this.cacheBuf = this.altBuf;
         this.dv = this.altDv;
+        this.dvEnd = this.altDvEnd;
         this.nb = this.altNb;
         this.bo = this.altBo;
       } else {
         const buf = target.buffer;
         if (buf !== b) {
           this.cacheBuf = buf;
-          this.dv = new DataView(buf);
+          this._newDataView();
           this.nb = null;
         }
         this.lastTarget = target;
@@ -212,10 +218,20 @@ class Encoder {
       this.altTarget = t;
       this.altBuf = b;
       this.altDv = dv;
+      this.altDvEnd = dvEnd;
       this.altNb = nb;
       this.altBo = bo;
     }
     this.u8 = target;
+  }
+
+  // A DataView over the buffer's current length: fixed-length even over a growable
+  // SharedArrayBuffer, whose length-tracking DataViews and typed arrays Node 20 does not optimise
+  // (docs/payload-path.md, "The growable region's views"); made again when a target reaches past it.
+  _newDataView() {
+    const buf = this.cacheBuf;
+    this.dvEnd = buf.byteLength;
+    this.dv = new DataView(buf, 0, this.dvEnd);
   }
 
   _nodeBuffer() {
