@@ -7,6 +7,7 @@
 // Times are CPU time (process.cpuUsage), not wall time. Prints ns per value for each side
 // and after/before (< 1: faster now).
 import { createRequire } from "node:module";
+import fs from "node:fs";
 import path from "node:path";
 import { makeSweepCell, sizeLabel } from "./lib/payloads.mjs";
 import { parseArgs, positiveInt } from "./lib/args.mjs";
@@ -27,6 +28,10 @@ const {
 const load = (root) => ({
   codec: require(path.resolve(root, "lib/codec.js")),
   payload: require(path.resolve(root, "lib/payload.js")),
+  // The slot writer (inline, else the region), where the checkout has one.
+  slotWrite: fs.existsSync(path.resolve(root, "lib/slot-write.js"))
+    ? require(path.resolve(root, "lib/slot-write.js"))
+    : null,
 });
 const sides = { before: load(dir), after: load(new URL("..", import.meta.url).pathname) };
 const INLINE = 512;
@@ -37,6 +42,16 @@ function makeSide(m) {
   const region = new m.payload.PayloadRegion(new SharedArrayBuffer(64 << 20, { maxByteLength: 64 << 20 }), true);
   const enc = new m.codec.Encoder({ maxPayloadBytes: 32 << 20 });
   // The host's write as pool.js does it: inline, else into the region.
+  if (m.slotWrite !== null) {
+    const writer = new m.slotWrite.SlotWriter(enc, region, slot);
+    const write = (v, j) => {
+      const n = writer.write(v, 64 + j * INLINE);
+      return writer.ext === m.slotWrite.NO_EXT ? [-1 - j, n] : [writer.ext, n];
+    };
+    const read = ([at, n]) =>
+      at < 0 ? m.codec.decode(slot, 64 + (-1 - at) * INLINE, n) : region.readSlot(null, 0, n, at);
+    return { write, read };
+  }
   const write = (v, j) => {
     const n = enc.encodeInto(v, slot, 64 + j * INLINE, INLINE);
     if (n >= 0) return [-1 - j, n];

@@ -5,7 +5,6 @@
 // and settling a call from its answer. Methods of Pool (pool.js), which
 // holds the state they share.
 
-const { L } = require("./lane.js");
 const Slot = require("./slot.js");
 const { CODEC_ERRORS } = require("./codec.js");
 const { NO_ROOM } = require("./payload.js");
@@ -72,13 +71,11 @@ const slotMethods = {
         if (ext === NO_ROOM) return this.waitForRoom(call, extra.encoded);
         extra.encoded = null;
       } else {
-        len = this.encoder.encodeInto(call.arg, this.u8, lane.slotPayload(index), L.inlineBytes);
-        if (len < 0) {
-          ext = this.payload.tryPlace(this.encoder, call.arg);
-          // encode()'s bytes are only valid until the next encode: keep a copy.
-          if (ext === NO_ROOM) return this.waitForRoom(call, this.payload.unplaced.slice());
-          len = this.payload.placed;
-        }
+        const writer = this.slotWriter;
+        len = writer.write(call.arg, lane.slotPayload(index));
+        // encode()'s bytes are only valid until the next encode: keep a copy.
+        if (len < 0) return this.waitForRoom(call, this.payload.unplaced.slice());
+        ext = writer.ext;
       }
       Slot.writeRequest(this.i32, lane.slotWord(index), call.task, call.id, len, ext, call.signal);
     } catch (err) {

@@ -22,6 +22,7 @@ const { HostLoop } = require("./host-loop.js");
 const { callMethods, OPEN, DRAINING, CLOSED } = require("./host-calls.js");
 const { slotMethods } = require("./host-slots.js");
 const { Encoder } = require("./codec.js");
+const { SlotWriter } = require("./slot-write.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
@@ -119,6 +120,7 @@ class Pool {
     this.payload = new PayloadRegion(this.payloadSab, true, this.i32, (index, count) =>
       this.runtime.wakeWorker(this.i32, index, count),
     );
+    this.slotWriter = new SlotWriter(this.encoder, this.payload, this.u8); // requests into slots
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     // How the host wakes a worker parked on a word: the runtime's way.
     this.topology = new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index));

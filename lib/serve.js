@@ -17,7 +17,8 @@ const { openLane } = require("./serve-lane.js");
 const { openSteal } = require("./serve-steal.js");
 const { Encoder } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
-const { PayloadRegion, NO_ROOM } = require("./payload.js");
+const { PayloadRegion } = require("./payload.js");
+const { SlotWriter } = require("./slot-write.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
@@ -82,6 +83,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
+  const writer = new SlotWriter(encoder, payload, u8); // answers into slots
   let table = null;
   // `stats: true`: each call's run time goes back in its slot (stats.js).
   const timing = setup.stats === true;
@@ -176,14 +178,10 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
    * or, when the region has no room now, a copy of the encoded bytes.
    */
   function encodeInto(slot, value) {
-    const at = port.slotPayload(slot);
-    let len = encoder.encodeInto(value, u8, at, L.inlineBytes);
-    let ext = NO_EXT;
-    if (len < 0) {
-      ext = payload.tryPlace(encoder, value);
-      if (ext === NO_ROOM) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
-      len = payload.placed;
-    } else payload.dropHeld();
+    const len = writer.write(value, port.slotPayload(slot));
+    if (len < 0) return payload.unplaced.slice(); // encode()'s bytes live until the next encode
+    const ext = writer.ext;
+    if (ext === NO_EXT) payload.dropHeld();
     Slot.writeBody(i32, port.slotWord(slot), len, ext);
     return true;
   }
