@@ -40,7 +40,7 @@ import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-swe
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
 import { LoadError, firstLines } from "./lib/child-job.mjs";
-import { parseArgs, die, list, listOf, subsetOf, positiveInt, text, json } from "./lib/args.mjs";
+import { parseArgs, die, list, listOf, subsetOf, positiveInt, nonNegativeInt, text, json } from "./lib/args.mjs";
 
 // ---- configuration ------------------------------------------------------------
 
@@ -133,6 +133,7 @@ const RUN_OPTIONS = {
   "--server-calls": ["serverCalls", positiveInt],
   "--payload-reps": ["payloadReps", positiveInt],
   "--payload-ms": ["payloadMs", positiveInt],
+  "--payload-warmup-ms": ["payloadWarmupMs", nonNegativeInt],
   "--payload-kinds": ["payloadKinds", (v, name) => subsetOf(SWEEP_KINDS)(v, name)],
   "--payload-sizes": ["payloadSizes", (v, name) => subsetOf(SWEEP_SIZES.map(String))(v, name).map(Number)],
   "--payload-pools": ["payloadPools", (v, name) => subsetOf(POOL_KEYS)(v, name)],

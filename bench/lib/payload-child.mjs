@@ -74,7 +74,12 @@ async function runJob(job, phase) {
         // at the warm-up's rate, so that slow pools and large values do not
         // take minutes and fast ones still run long enough to measure.
         const w = Math.max(2 * window, 8);
-        const wr = note(await echoWindow(pool.echo, cell.values, cell.check, w, window), `${name} warm-up`, w);
+        let wr = note(await echoWindow(pool.echo, cell.values, cell.check, w, window), `${name} warm-up`, w);
+        // --payload-warmup-ms: more of it, the rate of the last round sizing the measured run.
+        for (const t0 = performance.now(); performance.now() - t0 < (cfg.warmupMs ?? 0); ) {
+          const more = Math.max(w, Math.round((wr.callsPerSec * Math.min(cfg.cellMs, cfg.warmupMs)) / 2000));
+          wr = note(await echoWindow(pool.echo, cell.values, cell.check, more, window), `${name} warm-up`, more);
+        }
         const calls = Math.max(3 * window, 16, Math.min(2_000_000, Math.round((wr.callsPerSec * cfg.cellMs) / 1000)));
         gc();
         phase(name);

@@ -30,6 +30,10 @@ workerpool; a fresh child process per pool per rep; ~3 min with the defaults):
   --payload-reps R   repetitions (default 3; --quick: 1)
   --payload-ms MS    measured time per cell and pool, roughly (default 250; --quick: 80):
                      the warm-up's rate decides the number of calls
+  --payload-warmup-ms MS
+                     warm each cell up for at least this long (default 0: 2 x the window of
+                     calls only, which for the JS codec's paths ends before V8 has optimised
+                     them: docs/payload-path.md, "What the sweep measures")
   --payload-kinds L  subset of: ${SWEEP_KINDS.join(",")}
   --payload-sizes L  subset of the sizes in bytes: ${SWEEP_SIZES.join(",")}
   --payload-pools L  subset of: ${REPORT_POOLS.map((p) => p.key).join(",")}
@@ -59,6 +63,7 @@ export function payloadConfig(o) {
       warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
       warmupSeq: Math.min(seq, quick ? 500 : 2_000),
       cellMs: o.payloadMs ?? (quick ? 80 : 250),
+      warmupMs: o.payloadWarmupMs ?? 0,
       kinds: o.payloadKinds ?? SWEEP_KINDS,
       sizes: o.payloadSizes ?? SWEEP_SIZES,
     },
