@@ -31,7 +31,7 @@ import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
 import { median, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
 import { superviseChild, cpuInfo } from "./lib/supervise.mjs";
-import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
+import { progress, tinyCalls, sequential, warmUp } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
@@ -181,6 +181,7 @@ function makeConfig(o) {
     piscinaSeq: o.piscinaSeq ?? seq,
     warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
     warmupSeq: Math.min(seq, quick ? 500 : 2_000),
+    warmupMs: quick ? 200 : 1_000,
     timeoutSec: o.timeout,
     stallSec: o.stall,
   };
@@ -310,12 +311,13 @@ async function benchPool(def, cfg, report) {
 
   try {
     phase("warmup");
-    noteMismatch(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warmup (tiny calls)");
-    noteMismatch(await sequential(pool.add, cfg.warmupSeq), "warmup (sequential)");
+    const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: cfg.warmupSeq, ms: cfg.warmupMs, gc };
+    await warmUp(pool.add, warm, noteMismatch);
 
     const repName = (r) => cfg.repLabel ?? `${r}/${cfg.reps}`;
+    // The reps run back to back, without a gc() between them (see warmUp):
+    // V8 collects as it would in any program.
     for (let r = 1; r <= cfg.reps; r++) {
-      gc();
       phase(`tiny calls rep ${repName(r)}`);
       const t = await tinyCalls(pool.add, cfg.calls, cfg.window);
       noteMismatch(t, `tiny calls rep ${repName(r)}`);
@@ -323,7 +325,6 @@ async function benchPool(def, cfg, report) {
       log(`tiny calls rep ${repName(r)}: ${fmtInt(t.callsPerSec)} calls/s (${(t.ns / 1e6).toFixed(0)} ms)`);
     }
     for (let r = 1; r <= cfg.reps; r++) {
-      gc();
       phase(`sequential rep ${repName(r)}`);
       const s = await sequential(pool.add, seqN);
       noteMismatch(s, `sequential rep ${repName(r)}`);
@@ -507,7 +508,8 @@ async function callsTable(opts, cfg, selected) {
       (cfg.piscinaSeq !== cfg.seq ? ` (piscina: ${fmtInt(cfg.piscinaSeq)})` : ""),
   );
   out.push(
-    `warm-up: ${fmtInt(cfg.warmupCalls)} tiny calls + ${fmtInt(cfg.warmupSeq)} sequential calls per pool, ` +
+    `warm-up: rounds of ${fmtInt(cfg.warmupCalls)} tiny calls for ${fmtInt(cfg.warmupMs)} ms, then ` +
+      `${fmtInt(cfg.warmupSeq)} sequential calls per pool (no gc() after it), ` +
       (opts.inproc
         ? "all pools in this process"
         : opts.oneProcess

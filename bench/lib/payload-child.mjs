@@ -9,7 +9,7 @@
 import { pathToFileURL } from "node:url";
 import { REPORT_POOLS, LoadError, loadKnitting } from "./report-pools.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
-import { tinyCalls, sequential, echoWindow, foreignLoad } from "./workloads.mjs";
+import { tinyCalls, sequential, echoWindow, foreignLoad, warmUp } from "./workloads.mjs";
 import { makeSweepCell, sizeLabel, windowFor } from "./payloads.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -44,15 +44,11 @@ async function runJob(job, phase) {
   const noise = (result.noise = {});
   result.cells = {};
   try {
-    // gc() comes before a warm-up, never between it and the measured run: a
-    // forced full collection makes V8 drop optimised code that depends on
-    // the objects it frees (--trace-deopt: "weak objects"), so a run right
-    // after it starts by recompiling the pool's JS (the same effect the
-    // cpu-bound workload's note in sched-child.mjs describes).
-    gc();
+    // gc() comes before a warm-up, never between it and the measured run
+    // (workloads.mjs, warmUp).
     phase("warmup");
-    note(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warm-up (tiny calls)", cfg.warmupCalls);
-    note(await sequential(pool.add, cfg.warmupSeq), "warm-up (sequential)", cfg.warmupSeq);
+    const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: cfg.warmupSeq, ms: cfg.warmupMs, gc };
+    await warmUp(pool.add, warm, (r, what) => note(r, what, r.total ?? r.n));
     phase("tiny calls");
     let fl = foreignLoad();
     const t = note(await tinyCalls(pool.add, cfg.calls, cfg.window), "tiny calls", cfg.calls);

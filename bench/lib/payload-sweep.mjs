@@ -61,6 +61,7 @@ export function payloadConfig(o) {
       warmupSeq: Math.min(seq, quick ? 500 : 2_000),
       cellMs: o.payloadMs ?? (quick ? 80 : 250),
       warmMs: quick ? 50 : 200,
+      warmupMs: quick ? 200 : 1_000,
       kinds: o.payloadKinds ?? SWEEP_KINDS,
       sizes: o.payloadSizes ?? SWEEP_SIZES,
     },
