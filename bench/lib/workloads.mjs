@@ -95,7 +95,7 @@ export async function warmUp(add, { calls, window, seq, ms, gc }, check) {
   const t0 = performance.now();
   do check(await tinyCalls(add, calls, window), "warm-up (tiny calls)");
   while (performance.now() - t0 < ms);
-  check(await sequential(add, seq), "warm-up (sequential)");
+  if (seq > 0) check(await sequential(add, seq), "warm-up (sequential)");
 }
 
 // ---- random load (node bench/run.mjs, --only-workload random-load) ---------------
