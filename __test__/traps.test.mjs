@@ -387,17 +387,20 @@ for (const [label, options] of [
     const internal = pool[Symbol.for("knitting-native.pool")];
     const refs = internal.sharedRefs;
     try {
-      // Rounds of two calls, each aborted once its worker has started it (so its answer comes late).
-      const started = new Int32Array(new SharedArrayBuffer(4));
+      // Rounds of two calls, each aborted once its worker has started it; the
+      // tasks answer only after that (gate[1]), so their answers come late.
+      const gate = new Int32Array(new SharedArrayBuffer(8));
       for (let round = 0; round < 6; round++) {
+        Atomics.store(gate, 1, 0);
         const acs = [new AbortController(), new AbortController()];
         const late = acs.map((ac, i) =>
           // One of the two big enough for the payload region (its block must be freed too).
-          pool.call.makeSharedLater([2, 30, i ? "x".repeat(2000) : "", started], { signal: ac.signal }),
+          pool.call.makeSharedLater([2, i ? "x".repeat(2000) : "", gate], { signal: ac.signal }),
         );
-        await until(() => Atomics.load(started, 0) === 2 * (round + 1), 30_000, `round ${round} started`);
+        await until(() => Atomics.load(gate, 0) === 2 * (round + 1), 30_000, `round ${round} started`);
         for (const ac of acs) ac.abort();
-        for (const p of late) await assert.rejects(p, (err) => err.name === "AbortError");
+        await Promise.all(late.map((p) => assert.rejects(p, (err) => err.name === "AbortError")));
+        Atomics.store(gate, 1, 1);
         // An aborted call keeps its slot until its worker answers: wait for the late answers.
         await until(() => internal.inFlight === 0, 30_000, `round ${round}: the late answers`);
       }
