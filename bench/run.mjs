@@ -26,7 +26,7 @@
 // worker threads, piscina and a child_process.fork + process.send pool; then
 // the server workload (bench/lib/server.mjs): the cost of `stats: true` and
 // an HTTP-style overload with and without `maxQueue`.
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
 import { median, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
@@ -40,6 +40,7 @@ import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-swe
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
 import { LoadError, firstLines } from "./lib/child-job.mjs";
+import { importKnitting, createOrFail } from "./lib/knitting.mjs";
 import { parseArgs, die, list, listOf, subsetOf, positiveInt, text, json } from "./lib/args.mjs";
 
 // ---- configuration ------------------------------------------------------------
@@ -190,32 +191,13 @@ function makeConfig(o) {
 // ---- the pools ----------------------------------------------------------------
 // Each adapter: create(threads) -> { add(a, b): Promise<number>, close(): Promise }
 
-const ROOT = new URL("../", import.meta.url);
-
 const POOLS = [
   {
     key: "knitting",
     label: "knitting-native",
     async create(threads) {
-      const entry = new URL("index.mjs", ROOT);
-      if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
-      let mod, tasks;
-      try {
-        mod = await import(entry.href);
-        tasks = await import("./tasks.mjs");
-      } catch (err) {
-        throw new LoadError(firstLines(err.message, 4), err);
-      }
-      if (typeof mod.createPool !== "function") {
-        throw new LoadError(`index.mjs exports no createPool (exports: ${Object.keys(mod).join(", ") || "none"})`);
-      }
-      if (mod.isMain === false) throw new LoadError("isMain is false in the bench driver");
-      let pool;
-      try {
-        pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo });
-      } catch (err) {
-        throw new LoadError(`createPool failed: ${firstLines(err.message, 4)}`, err);
-      }
+      const { mod, tasks } = await importKnitting();
+      const pool = createOrFail(mod, { threads }, { add: tasks.add, echo: tasks.echo });
       const call = pool.call;
       if (!call || typeof call.add !== "function") {
         throw new LoadError("the pool has no pool.call.add function");
