@@ -86,8 +86,14 @@ test("a skipped slot attempt with no room answers -1 with the encoding kept, and
   assert.equal(len, -1, "the region filled up");
   assert.deepEqual(decode(region.unplaced, 0, region.unplaced.length), big(held.length + 1), "unplaced: the value");
   // Unsendable values throw the encoder's error, on the skipping path too.
-  assert.throws(() => writer.write({ f() {} }, 64), (err) => err.code !== undefined && /function/.test(err.message));
-  assert.throws(() => writer.write([rows(50, 0), () => 1], 64), (err) => err.code !== undefined);
+  assert.throws(
+    () => writer.write({ f() {} }, 64),
+    (err) => err.code !== undefined && /function/.test(err.message),
+  );
+  assert.throws(
+    () => writer.write([rows(50, 0), () => 1], 64),
+    (err) => err.code !== undefined,
+  );
 });
 
 test("a pool answers large and small objects in any order, both ways", async () => {

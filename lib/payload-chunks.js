@@ -56,17 +56,14 @@ const NOT_CARVED = 0;
 
 class Chunks {
   /**
-   * `i32`: an Int32Array over the payload region (see `renew`). `open()`
+   * `i32`: a length-tracking Int32Array over the payload region. `open()`
    * returns a block of CHUNK_BYTES (its offset, 16-aligned) or 0 when the
    * region has no room; `free(offset)` gives a chunk back. `corrupt(msg)`
    * makes the error thrown for a word that makes no sense. `bytes`: the
-   * chunk size (a smaller one in the protocol model). `renew()`: called
-   * when an offset lies past `i32` (another thread may have grown the
-   * region): it hands a longer view to setView if there is one.
+   * chunk size (a smaller one in the protocol model).
    */
-  constructor(i32, open, free, corrupt, bytes = CHUNK_BYTES, renew = null) {
+  constructor(i32, open, free, corrupt, bytes = CHUNK_BYTES) {
     this.i32 = i32;
-    this.renew = renew;
     this.openBlock = open;
     this.freeBlock = free;
     this.corrupt = corrupt;
@@ -100,17 +97,6 @@ class Chunks {
     return p;
   }
 
-  /** A view over the region after it has grown (fixed-length: PayloadRegion#renew says why). */
-  setView(i32) {
-    this.i32 = i32;
-  }
-
-  /** The view, renewed first when byte `end` lies past it. */
-  viewTo(end) {
-    if (end > this.i32.length * 4 && this.renew !== null) this.renew();
-    return this.i32;
-  }
-
   /** Drops the writer's reference to its chunk: it carves from a new one next. */
   retire() {
     const chunk = this.chunk;
@@ -132,7 +118,7 @@ class Chunks {
    * releases it). False for anything else (release() says what is wrong).
    */
   holds(p, size) {
-    const i32 = this.viewTo(p);
+    const i32 = this.i32;
     if ((p & 7) !== 0 || p < 2 * HEADER || p > i32.length * 4) return false;
     const w = p >> 2;
     const chunk = i32[w - S_CHUNK];
@@ -144,7 +130,7 @@ class Chunks {
 
   /** The reader is done with sub-block `p`; throws KNT_REGION_CORRUPT for an offset that is not one. */
   release(p) {
-    const i32 = this.viewTo(p);
+    const i32 = this.i32;
     if ((p & 7) !== 0 || p < 2 * HEADER || p > i32.length * 4)
       throw this.corrupt(`payload offset ${p} is not a sub-block of the payload region`);
     const w = p >> 2;

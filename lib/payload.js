@@ -73,12 +73,15 @@ class PayloadRegion {
     // The largest payload an empty region holds (the arena's own header
     // and a block header take the rest).
     this.capacity = this.arena.maxRequest;
-    // Fixed-length views of the buffer's current length, renewed when it
-    // has grown (renew): every thread may grow it. Not length-tracking
-    // ones: on Node 20 element access through a length-tracking view of a
-    // growable SharedArrayBuffer is not optimised, and the codec, which
-    // also sees plain views, then ran 3x slower on every value
-    // (docs/payload-path.md, "The growable region's views").
+    // A fixed-length view, made again when the region has grown (bytesTo).
+    // Not a length-tracking one (new Uint8Array(sab)): V8 gives typed arrays
+    // that track a growable buffer's length element kinds of their own, with
+    // slower loads and stores in every codec loop, and code that meets both
+    // kinds gets slower for both. A 1 KiB sweep object decoded in 21 us from
+    // a length-tracking view, 5-6 us from a fixed-length one over the same
+    // growable buffer or a plain one (encode 11 us against 3.4-3.5 us;
+    // strings and Uint8Arrays 1.3-2x; Node 20.20, 2026-12-03,
+    // bench/codec-views.mjs).
     this.u8 = new Uint8Array(sab, 0, sab.byteLength);
     this.i32 = i32;
     this.wake = wake;
@@ -87,18 +90,25 @@ class PayloadRegion {
     this.unplaced = null; // tryPlace's encoding when it found no room
     // Every side releases carved sub-blocks; only the host carves (see above).
     this.chunks = new Chunks(
-      new Int32Array(sab, 0, sab.byteLength >> 2),
+      new Int32Array(sab),
       (size) => this.allocBlock(size),
       (at) => this.free(at),
       (msg) => regionCorruptError(msg),
-      undefined,
-      () => this.renew(),
     );
     this.carving = format && this.capacity >= MIN_CHUNKS * this.chunks.bytes;
     // A worker's carved argument kept for its answer (readHeld), 0 when none.
     this.held = 0;
     this.heldRoom = 0;
     this.unhold = null;
+  }
+
+  /**
+   * The region's bytes, viewed up to at least `end` when the buffer is that
+   * long: any thread may have grown it since this view was made.
+   */
+  bytesTo(end) {
+    if (end > this.u8.length) this.u8 = new Uint8Array(this.sab, 0, this.sab.byteLength);
+    return this.u8;
   }
 
   /**
@@ -114,14 +124,13 @@ class PayloadRegion {
   readHeld(length, ext, shared, clear) {
     const offset = ext >>> 0;
     const start = offset - CARVED;
-    if (start + length > this.u8.length) this.renew(); // another thread grew the region
     if (this.held !== 0 || length < 0 || !this.chunks.holds(start, length)) {
       clear();
       return this.readSlot(null, 0, length, ext, shared);
     }
     let value;
     try {
-      value = decodeOrCorrupt(this.u8, start, length, shared);
+      value = decodeOrCorrupt(this.bytesTo(start + length), start, length, shared);
     } catch (err) {
       clear();
       this.free(offset);
@@ -160,7 +169,8 @@ class PayloadRegion {
       if (at !== NO_ROOM) {
         let n = -1;
         try {
-          n = encoder.encodeInto(value, this.u8, at - (at & CARVED), size);
+          const start = PayloadRegion.startOf(at);
+          n = encoder.encodeInto(value, this.bytesTo(start + size), start, size);
         } finally {
           if (n !== size) this.free(at);
         }
@@ -182,6 +192,11 @@ class PayloadRegion {
     return at;
   }
 
+  /** Where the bytes of the block that EXT word `ext` names start in the region. */
+  static startOf(ext) {
+    return ext - (ext & CARVED);
+  }
+
   /**
    * Copies `bytes` into the region; returns its offset, or NO_ROOM when
    * live blocks hold the space now (retry after a free). Throws only for a
@@ -189,7 +204,10 @@ class PayloadRegion {
    */
   tryWrite(bytes) {
     const at = this.tryAlloc(bytes.length);
-    if (at !== NO_ROOM) this.u8.set(bytes, at - (at & CARVED));
+    if (at !== NO_ROOM) {
+      const start = PayloadRegion.startOf(at);
+      this.bytesTo(start + bytes.length).set(bytes, start);
+    }
     return at;
   }
 
@@ -239,11 +257,7 @@ class PayloadRegion {
         if (err && err.code === "KNT_REGION_CORRUPT") throw err;
         throw limitError(`payload of ${size} bytes could not be placed in the payload region: ${err.message}`, err);
       }
-      if (result > 0) {
-        // Another thread may have grown the buffer past this thread's views.
-        if (result + size > this.u8.length) this.renew();
-        return result;
-      }
+      if (result > 0) return result;
       if (result === NO_ROOM) {
         // Full of live blocks, says the arena. Workers free blocks meanwhile,
         // so none live now may only mean they all went since: try again.
@@ -280,15 +294,6 @@ class PayloadRegion {
       }
     }
     this.arena.extend(new Uint8Array(this.sab));
-    this.renew();
-  }
-
-  /** Views of the buffer's current length, when it has grown since they were made (by any thread). */
-  renew() {
-    const n = this.sab.byteLength;
-    if (n === this.u8.length) return;
-    this.u8 = new Uint8Array(this.sab, 0, n);
-    this.chunks.setView(new Int32Array(this.sab, 0, n >> 2));
   }
 
   /**
@@ -308,8 +313,7 @@ class PayloadRegion {
     }
     const offset = ext >>> 0;
     const start = offset - (offset & CARVED);
-    if (start + length > this.u8.length) this.renew(); // another thread grew the region
-    if (length < 0 || start + length > this.u8.length) {
+    if (length < 0 || start + length > this.bytesTo(start + length).length) {
       // Not a block of this region: nothing to decode, nothing to free.
       throw regionCorruptError(
         `a slot points at ${length} payload bytes at offset ${offset}, outside the ` +

@@ -52,7 +52,6 @@ var dEnd = 0;
 var dLastSource = null; // first-level cache key (the view), see Encoder#_bind
 var dBufKey = null; // source.buffer the DataView/Buffer below belong to
 var dDv = null;
-var dDvEnd = 0; // dDv's byteLength (fixed: read once, and readable after a detach)
 var dNb = null;
 var dBo = 0;
 var dPlain = false; // the source is a plain Uint8Array (so its slice() is one too)
@@ -76,20 +75,21 @@ function decode(source, offset, length, shared) {
         "and integer offset/length inside it",
     );
   }
-  if (source !== dLastSource || dBo + offset + length > dDvEnd) {
+  if (source !== dLastSource) {
     const buf = source.buffer;
-    // Fixed-length over the buffer's current length, made again when a source reaches past it (a
-    // growable buffer grew): Node 20 does not optimise length-tracking DataViews of growable
-    // SharedArrayBuffers (docs/payload-path.md, "The growable region's views").
-    if (buf !== dBufKey || source.byteOffset + source.length > dDvEnd) {
+    if (buf !== dBufKey || dDv.byteLength < source.byteOffset + source.length) {
       dBufKey = buf;
-      dDvEnd = buf.byteLength;
-      dDv = new DataView(buf, 0, dDvEnd);
+      // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
+      dDv = new DataView(buf, 0, buf.byteLength);
       dNb = null;
     }
     dLastSource = source;
     dBo = source.byteOffset;
     dPlain = Object.getPrototypeOf(source) === Uint8Array.prototype;
+  } else if (dDv.byteLength < dBo + offset + length) {
+    // The same length-tracking view, over a buffer that has grown since.
+    dDv = new DataView(dBufKey, 0, dBufKey.byteLength);
+    dNb = null;
   }
   dU8 = source;
   dPos = offset;
@@ -241,7 +241,7 @@ function sourceBuffer() {
   let nb = dNb;
   // A Buffer over a growable SharedArrayBuffer keeps the length it was made
   // with: make a new one when the buffer has grown past it.
-  if (nb === null || nb.length < dBo + dEnd) nb = dNb = Buffer.from(dBufKey);
+  if (nb === null || nb.length < dBo + dEnd) nb = dNb = Buffer.from(dBufKey, 0, dBufKey.byteLength);
   return nb;
 }
 

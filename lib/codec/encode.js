@@ -95,7 +95,6 @@ class Encoder {
     this.lastTarget = null;
     this.cacheBuf = null;
     this.dv = null;
-    this.dvEnd = 0; // dv's byteLength (fixed: read once, and readable after a detach)
     this.nb = null; // node Buffer over cacheBuf, created lazily for long strings
     this.bo = 0;
     // The previous target's cache: a large value tries the slot (one buffer) and then the payload
@@ -104,7 +103,6 @@ class Encoder {
     this.altTarget = null;
     this.altBuf = null;
     this.altDv = null;
-    this.altDvEnd = 0;
     this.altNb = null;
     this.altBo = 0;
     // encode() scratch (a plain Uint8Array so element access in the writers stays monomorphic)
@@ -134,8 +132,6 @@ class Encoder {
       );
     }
     this._bind(target);
-    // A growable buffer that grew since its DataView was made: a longer one.
-    if (this.bo + offset + limit > this.dvEnd) this._newDataView();
     const capped = limit > this.maxPayloadBytes;
     this.end = offset + (capped ? this.maxPayloadBytes : limit);
     this.growable = false;
@@ -195,21 +191,20 @@ class Encoder {
       const t = this.lastTarget;
       const b = this.cacheBuf;
       const dv = this.dv;
-      const dvEnd = this.dvEnd;
       const nb = this.nb;
       const bo = this.bo;
       if (target === this.altTarget) {
         this.lastTarget = target;
         this.cacheBuf = this.altBuf;
         this.dv = this.altDv;
-        this.dvEnd = this.altDvEnd;
         this.nb = this.altNb;
         this.bo = this.altBo;
       } else {
         const buf = target.buffer;
-        if (buf !== b) {
+        if (buf !== b || dv.byteLength < target.byteOffset + target.length) {
           this.cacheBuf = buf;
-          this._newDataView();
+          // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
+          this.dv = new DataView(buf, 0, buf.byteLength);
           this.nb = null;
         }
         this.lastTarget = target;
@@ -218,26 +213,23 @@ class Encoder {
       this.altTarget = t;
       this.altBuf = b;
       this.altDv = dv;
-      this.altDvEnd = dvEnd;
       this.altNb = nb;
       this.altBo = bo;
     }
     this.u8 = target;
-  }
-
-  // A DataView over the buffer's current length: fixed-length even over a growable
-  // SharedArrayBuffer, whose length-tracking DataViews and typed arrays Node 20 does not optimise
-  // (docs/payload-path.md, "The growable region's views"); made again when a target reaches past it.
-  _newDataView() {
-    const buf = this.cacheBuf;
-    this.dvEnd = buf.byteLength;
-    this.dv = new DataView(buf, 0, this.dvEnd);
+    if (this.dv.byteLength < this.bo + target.length) {
+      // A length-tracking view whose buffer has grown since its DataView was made.
+      this.dv = new DataView(this.cacheBuf, 0, this.cacheBuf.byteLength);
+      this.nb = null;
+    }
   }
 
   _nodeBuffer() {
     let nb = this.nb;
     // As in sourceBuffer(): a grown shared buffer needs a new, longer Buffer.
-    if (nb === null || nb.length < this.bo + this.u8.length) nb = this.nb = Buffer.from(this.cacheBuf);
+    if (nb === null || nb.length < this.bo + this.u8.length) {
+      nb = this.nb = Buffer.from(this.cacheBuf, 0, this.cacheBuf.byteLength);
+    }
     return nb;
   }
 
