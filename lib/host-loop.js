@@ -27,6 +27,11 @@ const LONG_WAIT_MS = 0.2;
 const DEFAULT_STALL_FREE_LOOPS = 64;
 const DEFAULT_MAX_BACKOFF_MS = 8;
 
+// Where the host notes the CPU it polls on, + 1: a worker about to spin
+// moves off that CPU (src/placement.rs; docs/measurements.md, "Sequential
+// latency").
+const W_HOST_CPU = native.layout().wordHostCpu;
+
 const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 
 class HostLoop {
@@ -51,6 +56,7 @@ class HostLoop {
     this.hopBudget = this.freeHops;
     this.armedAt = 0;
     this.rings = 0; // doorbell rings, for the signals traces
+    this.cpu = -1; // the CPU last noted in HOST_CPU (-1: none)
     this.drainBound = () => this.drain();
     this.doorbell = this.useDoorbell ? this.startDoorbell(pool.u8) : null;
   }
@@ -102,8 +108,11 @@ class HostLoop {
       this.backoffMs = 1;
     } else this.idleHops++;
     if (this.idleHops <= this.hopBudget) {
-      // Let a worker that shares this vCPU run before polling again.
-      if (settled === 0) native.yieldNow();
+      if (settled === 0) {
+        this.noteCpu();
+        // Let a worker that shares this vCPU run before polling again.
+        native.yieldNow();
+      }
       this.scheduled = true;
       setImmediate(this.drainBound);
       return;
@@ -127,6 +136,14 @@ class HostLoop {
       this.scheduled = true;
       setImmediate(this.drainBound);
     }
+  }
+
+  /** HOST_CPU = the CPU this thread polls on, + 1 (0: unknown), written when it changes. */
+  noteCpu() {
+    const cpu = native.currentCpu();
+    if (cpu === this.cpu) return;
+    this.cpu = cpu;
+    Atomics.store(this.i32, W_HOST_CPU, cpu + 1);
   }
 
   /** No more drains: the doorbell's waiter thread ends, a pending poll timer is cleared. */
