@@ -27,9 +27,10 @@ const LONG_WAIT_MS = 0.2;
 const DEFAULT_STALL_FREE_LOOPS = 64;
 const DEFAULT_MAX_BACKOFF_MS = 8;
 
-// Where the host notes the CPU it polls on, + 1: a worker about to spin
-// moves off that CPU (src/placement.rs; docs/measurements.md, "Sequential
-// latency").
+// Where the host notes the CPU it polls on, + 1, while it polls (0 when it
+// stops: no call in flight, or asleep): a worker about to spin moves off
+// that CPU if another is idle (src/placement.rs; docs/measurements.md,
+// "Sequential latency").
 const W_HOST_CPU = native.layout().wordHostCpu;
 
 const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
@@ -102,14 +103,17 @@ class HostLoop {
     const counted = doorbell.countNow(this.i32);
     const pool = this.pool;
     const settled = pool.drainPass();
-    if (pool.inFlight === 0 || pool.isClosed()) return;
+    if (pool.inFlight === 0 || pool.isClosed()) {
+      this.notePolling(false);
+      return;
+    }
     if (settled > 0) {
       this.idleHops = 0;
       this.backoffMs = 1;
     } else this.idleHops++;
     if (this.idleHops <= this.hopBudget) {
       if (settled === 0) {
-        this.noteCpu();
+        this.notePolling(true);
         // Let a worker that shares this vCPU run before polling again.
         native.yieldNow();
       }
@@ -117,6 +121,7 @@ class HostLoop {
       setImmediate(this.drainBound);
       return;
     }
+    this.notePolling(false);
     if (this.doorbell === null) {
       // Polling without a doorbell: back off, up to maxBackoffMs.
       this.scheduled = true;
@@ -138,9 +143,9 @@ class HostLoop {
     }
   }
 
-  /** HOST_CPU = the CPU this thread polls on, + 1 (0: unknown), written when it changes. */
-  noteCpu() {
-    const cpu = native.currentCpu();
+  /** HOST_CPU = the CPU this thread polls on, + 1; 0 when not polling (or unknown). Written when it changes. */
+  notePolling(polling) {
+    const cpu = polling ? native.currentCpu() : -1;
     if (cpu === this.cpu) return;
     this.cpu = cpu;
     Atomics.store(this.i32, W_HOST_CPU, cpu + 1);

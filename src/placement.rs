@@ -9,13 +9,21 @@
 //! every call needs the two to take turns on that CPU, and a call costs
 //! ~10 µs instead (docs/measurements.md, "Sequential latency").
 //!
-//! So the host notes the CPU it polls on (word `HOST_CPU`, CPU + 1, 0 while
-//! unknown), and a worker about to spin that finds itself on that CPU moves
+//! So the host notes the CPU it polls on while it polls (word `HOST_CPU`,
+//! CPU + 1; 0 while it does not poll: then it may not be runnable), and a
+//! worker about to spin that finds itself on that CPU moves
 //! off it: it narrows its own affinity to the other CPUs it is allowed,
 //! which migrates it at once, then restores its affinity, so the scheduler
 //! stays free to place it anywhere later. Only where the platform tells a
 //! thread its CPU and lets it set its own affinity (Linux); elsewhere
-//! nothing happens. The word is written by the host and read by workers;
+//! nothing happens.
+//!
+//! It moves only when some CPU is free: when no more threads are runnable
+//! machine-wide than it may run on (`/proc/loadavg`), two of them (the
+//! polling host and this worker) sharing a CPU leave another one idle. On a loaded machine the other CPUs run
+//! other work, and a spinner moved there waits behind it for whole time
+//! slices: calls took ms instead of ~10 µs in an A/B while the test suite
+//! ran beside it. The word is written by the host and read by workers;
 //! task code can write it too, which can at worst move a spinner needlessly
 //! once per `INTERVAL`.
 
@@ -27,6 +35,13 @@ use std::time::{Duration, Instant};
 /// putting the spinner back beside the host, at most one move per
 /// interval: a few % of one idle worker's time at worst.
 pub const INTERVAL: Duration = Duration::from_millis(1);
+
+/// After a look that found no idle CPU, the next look waits this long:
+/// reading `/proc/loadavg` costs ~10 µs, and on a loaded machine, where
+/// the spinner shares the host's CPU for good, a look every ms put that
+/// cost on one call in ~90 (sequential p99 34 against 19 µs, one A/B
+/// beside a busy loop, 2026-12-03).
+pub const NO_ROOM_WAIT: Duration = Duration::from_millis(16);
 
 /// The CPU this thread runs on, where the platform says.
 pub fn current_cpu() -> Option<u32> {
@@ -76,6 +91,13 @@ mod linux {
         unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), set) == 0 }
     }
 
+    /// How many CPUs the calling thread may run on.
+    pub fn allowed_count() -> Option<usize> {
+        let set = get()?;
+        // SAFETY: CPU_COUNT reads the set.
+        usize::try_from(unsafe { libc::CPU_COUNT(&set) }).ok()
+    }
+
     pub fn move_off(cpu: u32) -> bool {
         let cpu = cpu as usize;
         let Some(allowed) = get() else { return false };
@@ -110,8 +132,12 @@ mod linux {
 /// once per `INTERVAL`).
 #[derive(Debug)]
 pub struct Nudge {
-    last: Option<Instant>,
+    /// When it last looked, and whether it then moved.
+    last: Option<(Instant, bool)>,
     interval: Duration,
+    no_room_wait: Duration,
+    /// Whether moving can help (`room_elsewhere`; tests stand in for it).
+    room: fn() -> bool,
 }
 
 impl Default for Nudge {
@@ -119,6 +145,8 @@ impl Default for Nudge {
         Self {
             last: None,
             interval: INTERVAL,
+            no_room_wait: NO_ROOM_WAIT,
+            room: room_elsewhere,
         }
     }
 }
@@ -132,12 +160,45 @@ impl Nudge {
         if host == 0 || current_cpu().map(|c| c.wrapping_add(1)) != Some(host) {
             return false;
         }
-        if self.last.is_some_and(|t| t.elapsed() < self.interval) {
-            return false;
+        if let Some((at, moved)) = self.last {
+            let wait = if moved {
+                self.interval
+            } else {
+                self.no_room_wait
+            };
+            if at.elapsed() < wait {
+                return false;
+            }
         }
-        self.last = Some(Instant::now());
-        move_off(host - 1)
+        let moved = (self.room)() && move_off(host - 1);
+        self.last = Some((Instant::now(), moved));
+        moved
     }
+}
+
+/// Whether some CPU is likely idle: no more runnable threads machine-wide
+/// than this thread may run on. False where that cannot be read.
+pub fn room_elsewhere() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(text) = std::fs::read_to_string("/proc/loadavg") else {
+            return false;
+        };
+        match (runnable_in(&text), linux::allowed_count()) {
+            (Some(runnable), Some(cpus)) => runnable <= cpus,
+            _ => false,
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// The runnable count of a `/proc/loadavg` line ("0.50 0.40 0.30 2/103 6042").
+pub fn runnable_in(loadavg: &str) -> Option<usize> {
+    let field = loadavg.split_whitespace().nth(3)?;
+    field.split('/').next()?.parse().ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -185,6 +246,41 @@ mod tests {
     }
 
     #[test]
+    fn no_move_without_room_elsewhere() {
+        std::thread::spawn(|| {
+            let word = AtomicU32::new(current_cpu().unwrap() + 1);
+            let mut nudge = Nudge {
+                room: || false,
+                no_room_wait: Duration::from_secs(3600),
+                ..Nudge::default()
+            };
+            assert!(!nudge.before_spin(&word));
+            assert!(
+                nudge.last.is_some_and(|(_, moved)| !moved),
+                "looked, did not move"
+            );
+            // Room now, but within the no-room wait: no second look.
+            nudge.room = || true;
+            assert!(!nudge.before_spin(&word));
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn reads_the_runnable_count_of_proc_loadavg() {
+        assert_eq!(runnable_in("0.50 0.40 0.30 2/103 6042\n"), Some(2));
+        assert_eq!(runnable_in("4.13 4.31 4.24 11/88 6074"), Some(11));
+        assert_eq!(runnable_in("0.50 0.40"), None);
+        assert_eq!(runnable_in("0.50 0.40 0.30 x/103 1"), None);
+        let real = std::fs::read_to_string("/proc/loadavg").unwrap();
+        assert!(
+            runnable_in(&real).is_some_and(|n| n >= 1),
+            "this thread runs: {real}"
+        );
+    }
+
+    #[test]
     fn a_cpu_outside_the_set_or_out_of_range_moves_nothing() {
         std::thread::spawn(|| {
             let before = linux_get();
@@ -205,6 +301,8 @@ mod tests {
             let mut nudge = Nudge {
                 last: None,
                 interval: Duration::from_secs(3600),
+                no_room_wait: Duration::from_secs(3600),
+                room: || true,
             };
             assert!(!nudge.before_spin(&word), "host CPU unknown");
             let cpu = current_cpu().unwrap();

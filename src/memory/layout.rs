@@ -98,9 +98,10 @@ pub mod word {
     /// region is full, so the header line stays read-mostly.
     pub const ROOM_SEQ: usize = 8;
     pub const ROOM_WAITERS: usize = 9;
-    /// The CPU the host last polled for answers on, + 1 (0: unknown). The
-    /// host writes it when it changes (lib/host-loop.js); a worker about to
-    /// spin moves off that CPU (src/placement.rs). A hint, never trusted.
+    /// The CPU the host polls for answers on, + 1, while it polls (0: it
+    /// does not, or the CPU is unknown). The host writes it when it changes
+    /// (lib/host-loop.js); a worker about to spin moves off that CPU
+    /// (src/placement.rs). A hint, never trusted.
     pub const HOST_CPU: usize = 10;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
