@@ -341,6 +341,25 @@ test("encodeInto into a growable SharedArrayBuffer after it grows writes every b
   }
 });
 
+// The codec's DataView over a buffer is fixed-length (lib/payload.js says
+// why): through the same length-tracking view, a number read or written past
+// the length the buffer had when the DataView was made must still work.
+test("numbers through the same length-tracking view after its buffer grows", () => {
+  const sab = new SharedArrayBuffer(1000, { maxByteLength: 1 << 20 });
+  const u8 = new Uint8Array(sab);
+  const encoder = new Encoder();
+  const value = { f: 1.5, big: 2n ** 70n, d: new Date(86_400_000), n: -0 };
+  let n = encoder.encodeInto(value, u8, 16, 900);
+  assert.deepEqual(decode(u8, 16, n), value);
+  sab.grow(200_000);
+  for (const at of [980, 100_000]) {
+    n = encoder.encodeInto(value, u8, at, 900);
+    assert.ok(n > 0, `encodeInto at ${at} fits`);
+    assert.deepEqual(decode(u8, at, n), value, `decoded at ${at}`);
+    assert.deepEqual(decode(Uint8Array.from(u8), at, n), value, `the bytes at ${at} themselves`);
+  }
+});
+
 // The same decode bug through a pool: once the payload region has grown
 // while a worker's (or the host's) last decodes were all from the payload
 // region, valid large calls reject with "Index out of range".

@@ -5,11 +5,12 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
+import { receiveMessageOnPort } from "node:worker_threads";
 import { createPool } from "../index.mjs";
 import * as T from "./fixtures/fault-tasks.mjs";
 import * as W from "./fixtures/trap-worker-creates.mjs";
-import { bootContext, bump, makeShared, sharedInfo } from "./fixtures/trap-tasks.mjs";
-import { within, sleep } from "./helpers/wait.mjs";
+import { bootContext, bump, makeShared, makeSharedLater, sharedInfo } from "./fixtures/trap-tasks.mjs";
+import { within, sleep, until } from "./helpers/wait.mjs";
 import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
 import { fixture, ROOT } from "./helpers/children.mjs";
 
@@ -375,6 +376,48 @@ for (const [label, options] of [
       }
     },
   );
+}
+
+for (const [label, options] of [
+  ["stealing", { threads: 2 }],
+  ["private lanes", { threads: 2, host: { steal: false } }],
+]) {
+  test(`an answer discarded after an abort leaves none of its SharedArrayBuffers behind (${label})`, async () => {
+    const pool = createPool(options)({ makeShared, makeSharedLater });
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    const refs = internal.sharedRefs;
+    try {
+      // Rounds of two calls, each aborted once its worker has started it; the
+      // tasks answer only after that (gate[1]), so their answers come late.
+      const gate = new Int32Array(new SharedArrayBuffer(8));
+      for (let round = 0; round < 6; round++) {
+        Atomics.store(gate, 1, 0);
+        const acs = [new AbortController(), new AbortController()];
+        const late = acs.map((ac, i) =>
+          // One of the two big enough for the payload region (its block must be freed too).
+          pool.call.makeSharedLater([2, i ? "x".repeat(2000) : "", gate], { signal: ac.signal }),
+        );
+        await until(() => Atomics.load(gate, 0) === 2 * (round + 1), 30_000, `round ${round} started`);
+        for (const ac of acs) ac.abort();
+        await Promise.all(late.map((p) => assert.rejects(p, (err) => err.name === "AbortError")));
+        Atomics.store(gate, 1, 1);
+        // An aborted call keeps its slot until its worker answers: wait for the late answers.
+        await until(() => internal.inFlight === 0, 30_000, `round ${round}: the late answers`);
+      }
+      // Answers decoded after them read every worker's port past the discarded answers' buffers.
+      for (let i = 0; i < 8; i++) {
+        const made = await pool.call.makeShared(1);
+        assert.ok(made.buffer instanceof SharedArrayBuffer);
+      }
+      assert.equal(refs.received.size, 0, "no buffer of a discarded answer is kept");
+      for (let lane = 0; lane < refs.ports.length; lane++) {
+        assert.equal(receiveMessageOnPort(refs.ports[lane]), undefined, `lane ${lane}: nothing left on the port`);
+      }
+      assert.equal(internal.inFlight, 0);
+    } finally {
+      await pool.shutdown();
+    }
+  });
 }
 
 test(

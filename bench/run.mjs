@@ -26,12 +26,12 @@
 // worker threads, piscina and a child_process.fork + process.send pool; then
 // the server workload (bench/lib/server.mjs): the cost of `stats: true` and
 // an HTTP-style overload with and without `maxQueue`.
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
 import { median, fmtInt, fmtUs, fmtRatio, renderTable } from "./lib/stats.mjs";
 import { superviseChild, cpuInfo } from "./lib/supervise.mjs";
-import { progress, tinyCalls, sequential } from "./lib/workloads.mjs";
+import { progress, tinyCalls, sequential, warmUp } from "./lib/workloads.mjs";
 import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
@@ -40,6 +40,7 @@ import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-swe
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
 import { LoadError, firstLines } from "./lib/child-job.mjs";
+import { importKnitting, createOrFail } from "./lib/knitting.mjs";
 import { parseArgs, die, list, listOf, subsetOf, positiveInt, text, json } from "./lib/args.mjs";
 
 // ---- configuration ------------------------------------------------------------
@@ -181,6 +182,7 @@ function makeConfig(o) {
     piscinaSeq: o.piscinaSeq ?? seq,
     warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
     warmupSeq: Math.min(seq, quick ? 500 : 2_000),
+    warmupMs: quick ? 200 : 1_000,
     timeoutSec: o.timeout,
     stallSec: o.stall,
   };
@@ -189,32 +191,13 @@ function makeConfig(o) {
 // ---- the pools ----------------------------------------------------------------
 // Each adapter: create(threads) -> { add(a, b): Promise<number>, close(): Promise }
 
-const ROOT = new URL("../", import.meta.url);
-
 const POOLS = [
   {
     key: "knitting",
     label: "knitting-native",
     async create(threads) {
-      const entry = new URL("index.mjs", ROOT);
-      if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
-      let mod, tasks;
-      try {
-        mod = await import(entry.href);
-        tasks = await import("./tasks.mjs");
-      } catch (err) {
-        throw new LoadError(firstLines(err.message, 4), err);
-      }
-      if (typeof mod.createPool !== "function") {
-        throw new LoadError(`index.mjs exports no createPool (exports: ${Object.keys(mod).join(", ") || "none"})`);
-      }
-      if (mod.isMain === false) throw new LoadError("isMain is false in the bench driver");
-      let pool;
-      try {
-        pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo });
-      } catch (err) {
-        throw new LoadError(`createPool failed: ${firstLines(err.message, 4)}`, err);
-      }
+      const { mod, tasks } = await importKnitting();
+      const pool = createOrFail(mod, { threads }, { add: tasks.add, echo: tasks.echo });
       const call = pool.call;
       if (!call || typeof call.add !== "function") {
         throw new LoadError("the pool has no pool.call.add function");
@@ -310,12 +293,13 @@ async function benchPool(def, cfg, report) {
 
   try {
     phase("warmup");
-    noteMismatch(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warmup (tiny calls)");
-    noteMismatch(await sequential(pool.add, cfg.warmupSeq), "warmup (sequential)");
+    const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: cfg.warmupSeq, ms: cfg.warmupMs, gc };
+    await warmUp(pool.add, warm, noteMismatch);
 
     const repName = (r) => cfg.repLabel ?? `${r}/${cfg.reps}`;
+    // The reps run back to back, without a gc() between them (see warmUp):
+    // V8 collects as it would in any program.
     for (let r = 1; r <= cfg.reps; r++) {
-      gc();
       phase(`tiny calls rep ${repName(r)}`);
       const t = await tinyCalls(pool.add, cfg.calls, cfg.window);
       noteMismatch(t, `tiny calls rep ${repName(r)}`);
@@ -323,7 +307,6 @@ async function benchPool(def, cfg, report) {
       log(`tiny calls rep ${repName(r)}: ${fmtInt(t.callsPerSec)} calls/s (${(t.ns / 1e6).toFixed(0)} ms)`);
     }
     for (let r = 1; r <= cfg.reps; r++) {
-      gc();
       phase(`sequential rep ${repName(r)}`);
       const s = await sequential(pool.add, seqN);
       noteMismatch(s, `sequential rep ${repName(r)}`);
@@ -507,7 +490,8 @@ async function callsTable(opts, cfg, selected) {
       (cfg.piscinaSeq !== cfg.seq ? ` (piscina: ${fmtInt(cfg.piscinaSeq)})` : ""),
   );
   out.push(
-    `warm-up: ${fmtInt(cfg.warmupCalls)} tiny calls + ${fmtInt(cfg.warmupSeq)} sequential calls per pool, ` +
+    `warm-up: rounds of ${fmtInt(cfg.warmupCalls)} tiny calls for ${fmtInt(cfg.warmupMs)} ms, then ` +
+      `${fmtInt(cfg.warmupSeq)} sequential calls per pool (no gc() after it), ` +
       (opts.inproc
         ? "all pools in this process"
         : opts.oneProcess

@@ -24,10 +24,11 @@
 // - an argument: only to a worker known when the argument is encoded (a
 //   private lane); with work stealing any worker may claim the call, and a
 //   buffer moves to one thread only, so the argument is copied.
-// A buffer is taken out of its port when its record is decoded. One that is
-// never decoded is dropped: with the port when its worker is replaced, by
-// drop() for an answer the host discards, or as the oldest of a store that
-// holds more than any pool has slots (only forged slot words get there).
+// A buffer is taken out of its port when its record is decoded, also when the
+// host decodes a late answer only to discard it (host-slots.js discardAnswer).
+// One that is never decoded is dropped with the port when its worker is
+// replaced, or as the oldest of a store that holds more than any pool has
+// slots (only forged slot words get there).
 
 const { MessageChannel, receiveMessageOnPort } = require("node:worker_threads");
 const { codecError, CODEC_ERRORS } = require("./codec.js");
@@ -210,11 +211,6 @@ class HostSharedRefs {
     }
     store.delete(seq);
     return buf;
-  }
-
-  /** An answer the host discards (its call timed out or was aborted): its moved buffer goes too. */
-  drop(origin, seq) {
-    this.claim(origin, seq);
   }
 
   close() {

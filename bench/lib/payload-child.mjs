@@ -9,7 +9,7 @@
 import { pathToFileURL } from "node:url";
 import { REPORT_POOLS, LoadError, loadKnitting } from "./report-pools.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
-import { tinyCalls, sequential, echoWindow, foreignLoad } from "./workloads.mjs";
+import { tinyCalls, sequential, echoWindow, foreignLoad, warmUp } from "./workloads.mjs";
 import { makeSweepCell, sizeLabel, windowFor } from "./payloads.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -44,16 +44,16 @@ async function runJob(job, phase) {
   const noise = (result.noise = {});
   result.cells = {};
   try {
+    // gc() comes before a warm-up, never between it and the measured run
+    // (workloads.mjs, warmUp).
     phase("warmup");
-    note(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warm-up (tiny calls)", cfg.warmupCalls);
-    note(await sequential(pool.add, cfg.warmupSeq), "warm-up (sequential)", cfg.warmupSeq);
-    gc();
+    const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: cfg.warmupSeq, ms: cfg.warmupMs, gc };
+    await warmUp(pool.add, warm, (r, what) => note(r, what, r.total ?? r.n));
     phase("tiny calls");
     let fl = foreignLoad();
     const t = note(await tinyCalls(pool.add, cfg.calls, cfg.window), "tiny calls", cfg.calls);
     noise.tiny = fl.stop();
     result.tiny = { callsPerSec: t.callsPerSec };
-    gc();
     phase("sequential");
     fl = foreignLoad();
     const s = note(await sequential(pool.add, cfg.seq), "sequential", cfg.seq);
@@ -69,14 +69,23 @@ async function runJob(job, phase) {
         const name = `${kind} ${sizeLabel(size)}`;
         const cell = makeSweepCell(kind, size);
         const window = windowFor(size, cfg.window);
-        phase(`${name} warm-up`);
-        // The warm-up also sizes the measured run: about cfg.cellMs of calls
-        // at the warm-up's rate, so that slow pools and large values do not
-        // take minutes and fast ones still run long enough to measure.
-        const w = Math.max(2 * window, 8);
-        const wr = note(await echoWindow(pool.echo, cell.values, cell.check, w, window), `${name} warm-up`, w);
-        const calls = Math.max(3 * window, 16, Math.min(2_000_000, Math.round((wr.callsPerSec * cfg.cellMs) / 1000)));
         gc();
+        phase(`${name} warm-up`);
+        // The warm-up runs rounds of 2 x window calls for at least
+        // cfg.warmMs: a pool whose path for this kind of value is JS (an
+        // encoder, a decoder) is compiled by V8 only after some thousands of
+        // calls, and one round of 2,000 calls measured the pool's cold code
+        // for the first ~100 ms of a 250 ms cell (2026-12-03, Node 20.20).
+        // Its last round sizes the measured run: about cfg.cellMs of calls
+        // at that rate, so that slow pools and large values do not take
+        // minutes and fast ones still run long enough to measure.
+        const w = Math.max(2 * window, 8);
+        const warmStart = performance.now();
+        let wr;
+        do {
+          wr = note(await echoWindow(pool.echo, cell.values, cell.check, w, window), `${name} warm-up`, w);
+        } while (performance.now() - warmStart < cfg.warmMs);
+        const calls = Math.max(3 * window, 16, Math.min(2_000_000, Math.round((wr.callsPerSec * cfg.cellMs) / 1000)));
         phase(name);
         fl = foreignLoad();
         const e = note(await echoWindow(pool.echo, cell.values, cell.check, calls, window), name, calls);

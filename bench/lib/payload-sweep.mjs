@@ -26,10 +26,11 @@ const KIND_LABEL = { string: "ASCII string", u8: "Uint8Array", object: "object" 
 
 export const PAYLOAD_USAGE = `payload sweep (--only-workload payload; knitting-native, raw postMessage, piscina,
 tinypool,
-workerpool; a fresh child process per pool per rep; ~3 min with the defaults):
+workerpool; a fresh child process per pool per rep; ~6 min with the defaults):
   --payload-reps R   repetitions (default 3; --quick: 1)
   --payload-ms MS    measured time per cell and pool, roughly (default 250; --quick: 80):
-                     the warm-up's rate decides the number of calls
+                     after a warm-up of at least 200 ms (--quick: 50) whose last
+                     round's rate decides the number of calls
   --payload-kinds L  subset of: ${SWEEP_KINDS.join(",")}
   --payload-sizes L  subset of the sizes in bytes: ${SWEEP_SIZES.join(",")}
   --payload-pools L  subset of: ${REPORT_POOLS.map((p) => p.key).join(",")}
@@ -59,6 +60,8 @@ export function payloadConfig(o) {
       warmupCalls: Math.min(calls, quick ? 5_000 : 20_000),
       warmupSeq: Math.min(seq, quick ? 500 : 2_000),
       cellMs: o.payloadMs ?? (quick ? 80 : 250),
+      warmMs: quick ? 50 : 200,
+      warmupMs: quick ? 200 : 1_000,
       kinds: o.payloadKinds ?? SWEEP_KINDS,
       sizes: o.payloadSizes ?? SWEEP_SIZES,
     },
@@ -134,8 +137,8 @@ export async function runPayloadSweep(pc) {
   );
   out.push(
     `calls in flight: ${pc.job.sizes.map((s) => `${sizeLabel(s)}: ${windowFor(s, pc.job.window)}`).join(", ")}; ` +
-      `~${pc.job.cellMs} ms measured per cell; objects: 4 fields at 64 B, else { id, rows } of 20-field records ` +
-      "(MB/s counts their JSON size)",
+      `~${pc.job.cellMs} ms measured per cell after ${pc.job.warmMs} ms of warm-up; ` +
+      "objects: 4 fields at 64 B, else { id, rows } of 20-field records (MB/s counts their JSON size)",
   );
   const ratioCols = [
     raw && "raw",

@@ -6,7 +6,7 @@
 //   node --expose-gc bench/lib/proc-child.mjs '<job as JSON>'
 import { LoadError } from "./sched-pools.mjs";
 import { PROC_POOLS, createProcRow } from "./proc-pools.mjs";
-import { tinyCalls, sequential, foreignLoad } from "./workloads.mjs";
+import { tinyCalls, sequential, foreignLoad, warmUp } from "./workloads.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -28,13 +28,11 @@ async function runJob(job, phase) {
 
   try {
     phase("warmup");
-    note(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warm-up (tiny calls)");
-    note(await sequential(pool.add, cfg.warmupSeq), "warm-up (sequential)");
-    gc();
+    const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: cfg.warmupSeq, ms: cfg.warmupMs, gc };
+    await warmUp(pool.add, warm, note);
     phase("tiny calls");
     const fl = foreignLoad();
     const t = note(await tinyCalls(pool.add, cfg.calls, cfg.window), "tiny calls");
-    gc();
     phase("sequential");
     const s = note(await sequential(pool.add, cfg.seq), "sequential");
     result.noise = fl.stop();

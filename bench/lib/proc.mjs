@@ -40,6 +40,7 @@ export function procConfig(o) {
     forkSeq,
     warmupCalls: Math.min(calls, 10_000),
     warmupSeq: Math.min(seq, 1_000),
+    warmupMs: 1_000, // tiny-call rounds for at least this long (workloads.mjs, warmUp)
     forkWarmupCalls: Math.min(forkCalls, 5_000),
     forkWarmupSeq: Math.min(forkSeq, 500),
   };
@@ -50,7 +51,7 @@ function jobOf(row, pc) {
   const cfg = row.fork
     ? { calls: pc.forkCalls, seq: pc.forkSeq, warmupCalls: pc.forkWarmupCalls, warmupSeq: pc.forkWarmupSeq }
     : { calls: pc.calls, seq: pc.seq, warmupCalls: pc.warmupCalls, warmupSeq: pc.warmupSeq };
-  return { row: row.key, cfg: { ...cfg, workers: pc.workers, window: pc.window } };
+  return { row: row.key, cfg: { ...cfg, warmupMs: pc.warmupMs, workers: pc.workers, window: pc.window } };
 }
 
 /** Runs the workload with `pc` from procConfig(); returns { lines, json, failed, wrong }. */

@@ -8,13 +8,12 @@
 //
 // Each peer is used the way its documentation shows, with the same number of
 // threads as ours and its defaults otherwise.
-import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { LoadError, firstLines } from "./child-job.mjs";
+import { LoadError } from "./child-job.mjs";
+import { ROOT, importKnitting } from "./knitting.mjs";
 
 export { LoadError };
 
-const ROOT = new URL("../../", import.meta.url);
 const PEERS = new URL("../peers/", import.meta.url);
 
 /** piscina and tinypool share one API: run(arg, { name }) and destroy(). */
@@ -36,16 +35,7 @@ function runPoolAdapter(pool) {
  * ratio measured in one run.
  */
 export async function loadKnitting(root) {
-  const entry = new URL("index.mjs", root);
-  if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
-  let mod, tasks;
-  try {
-    mod = await import(entry.href);
-    tasks = await import(new URL("bench/tasks.mjs", root).href);
-  } catch (err) {
-    throw new LoadError(firstLines(err.message, 4), err);
-  }
-  if (typeof mod.createPool !== "function") throw new LoadError("index.mjs exports no createPool");
+  const { mod, tasks } = await importKnitting(root);
   return (threads) => {
     const pool = mod.createPool({ threads })({ add: tasks.add, echo: tasks.echo, spin: tasks.spin });
     const call = pool.call;

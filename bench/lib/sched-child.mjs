@@ -19,7 +19,7 @@ import {
   createPeer,
   checkTopology,
 } from "./sched-pools.mjs";
-import { tinyCalls, randomPlan, randomLoad, foreignLoad, cpuBound, threadCpu } from "./workloads.mjs";
+import { tinyCalls, randomPlan, randomLoad, foreignLoad, cpuBound, threadCpu, warmUp } from "./workloads.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -126,13 +126,14 @@ async function runJob(job, phase) {
       await cpuReps(pool, cfg, result.cpu, phase, note, log);
     } else if (job.kind === "random") {
       phase("warmup");
+      // gc() before the warm-up, never between it and the run (workloads.mjs, warmUp).
+      gc();
       // Another seed: the same mix of short and long calls, not the measured sequence.
       note(
         await randomLoad(pool.work, planIters(cfg, cfg.seed + 1, cfg.warmupCalls), cfg.window),
         "warm-up (random load)",
       );
       const iters = planIters(cfg, cfg.seed, cfg.calls);
-      gc();
       phase("random load");
       const fl = foreignLoad();
       const r = note(await randomLoad(pool.work, iters, cfg.window), "random load");
@@ -145,8 +146,8 @@ async function runJob(job, phase) {
       );
     } else {
       phase("warmup");
-      note(await tinyCalls(pool.add, cfg.warmupCalls, cfg.window), "warm-up (tiny calls)");
-      gc();
+      const warm = { calls: cfg.warmupCalls, window: cfg.window, seq: 0, ms: 1_000, gc };
+      await warmUp(pool.add, warm, note);
       phase("tiny calls");
       const fl = foreignLoad();
       const t = note(await tinyCalls(pool.add, cfg.calls, cfg.window), "tiny calls");

@@ -2,13 +2,10 @@
 // (random-load, dispatcher-scaling and cpu-bound): which options each row passes to
 // createPool, and the topology the pool must end up with. Shared by the
 // parent (bench/lib/sched.mjs) and its children (bench/lib/sched-child.mjs).
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { LoadError, firstLines } from "./child-job.mjs";
+import { importKnitting, createOrFail } from "./knitting.mjs";
 
 export { LoadError };
-
-const ROOT = new URL("../../", import.meta.url);
 
 /**
  * random-load rows. `options`: what createPool gets besides `threads`;
@@ -98,21 +95,8 @@ export async function createPeer(row, threads) {
  * defaults, and checkTopology() tells a row that measured something else.
  */
 export async function createKnitting(threads, options) {
-  const entry = new URL("index.mjs", ROOT);
-  if (!existsSync(entry)) throw new LoadError(`${fileURLToPath(entry)} does not exist yet`);
-  let mod, tasks;
-  try {
-    mod = await import(entry.href);
-    tasks = await import("../tasks.mjs");
-  } catch (err) {
-    throw new LoadError(firstLines(err.message, 4), err);
-  }
-  let pool;
-  try {
-    pool = mod.createPool({ threads, ...options })({ add: tasks.add, work: tasks.work });
-  } catch (err) {
-    throw new LoadError(`createPool failed: ${firstLines(err.message, 4)}`, err);
-  }
+  const { mod, tasks } = await importKnitting();
+  const pool = createOrFail(mod, { threads, ...options }, { add: tasks.add, work: tasks.work });
   const call = pool.call;
   return {
     add: (a, b) => call.add([a, b]),

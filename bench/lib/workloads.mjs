@@ -79,6 +79,25 @@ export async function sequential(add, n) {
   return { n, ns, p50, p90, p99, max: pmax, mean: sum / n, mismatches, firstMismatch };
 }
 
+/**
+ * The warm-up before the tiny-call and sequential runs: `gc` first (a forced
+ * full collection makes V8 drop optimised code that depends on the objects it
+ * frees, --trace-deopt "weak objects", so it must never come between a
+ * warm-up and the run it prepares), then rounds of `calls` tiny calls until
+ * `ms` have passed, then `seq` sequential calls. Time, not a call count,
+ * because the pools differ 50x in speed: the fast ones were measured half
+ * cold after 20,000 calls (knitting-native's tiny calls went from ~0.77 M/s
+ * in the first 100,000 after such a warm-up to 1.2-1.4 M/s in the next ones,
+ * 2026-12-03, Node 20.20, 2 threads). `check(result, what)` sees each round.
+ */
+export async function warmUp(add, { calls, window, seq, ms, gc }, check) {
+  if (gc) gc();
+  const t0 = performance.now();
+  do check(await tinyCalls(add, calls, window), "warm-up (tiny calls)");
+  while (performance.now() - t0 < ms);
+  if (seq > 0) check(await sequential(add, seq), "warm-up (sequential)");
+}
+
 // ---- random load (node bench/run.mjs, --only-workload random-load) ---------------
 
 /**

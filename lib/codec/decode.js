@@ -77,14 +77,19 @@ function decode(source, offset, length, shared) {
   }
   if (source !== dLastSource) {
     const buf = source.buffer;
-    if (buf !== dBufKey) {
+    if (buf !== dBufKey || dDv.byteLength < source.byteOffset + source.length) {
       dBufKey = buf;
-      dDv = new DataView(buf);
+      // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
+      dDv = new DataView(buf, 0, buf.byteLength);
       dNb = null;
     }
     dLastSource = source;
     dBo = source.byteOffset;
     dPlain = Object.getPrototypeOf(source) === Uint8Array.prototype;
+  } else if (dDv.byteLength < dBo + offset + length) {
+    // The same length-tracking view, over a buffer that has grown since.
+    dDv = new DataView(dBufKey, 0, dBufKey.byteLength);
+    dNb = null;
   }
   dU8 = source;
   dPos = offset;
@@ -236,7 +241,7 @@ function sourceBuffer() {
   let nb = dNb;
   // A Buffer over a growable SharedArrayBuffer keeps the length it was made
   // with: make a new one when the buffer has grown past it.
-  if (nb === null || nb.length < dBo + dEnd) nb = dNb = Buffer.from(dBufKey);
+  if (nb === null || nb.length < dBo + dEnd) nb = dNb = Buffer.from(dBufKey, 0, dBufKey.byteLength);
   return nb;
 }
 

@@ -201,9 +201,10 @@ class Encoder {
         this.bo = this.altBo;
       } else {
         const buf = target.buffer;
-        if (buf !== b) {
+        if (buf !== b || dv.byteLength < target.byteOffset + target.length) {
           this.cacheBuf = buf;
-          this.dv = new DataView(buf);
+          // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
+          this.dv = new DataView(buf, 0, buf.byteLength);
           this.nb = null;
         }
         this.lastTarget = target;
@@ -216,12 +217,19 @@ class Encoder {
       this.altBo = bo;
     }
     this.u8 = target;
+    if (this.dv.byteLength < this.bo + target.length) {
+      // A length-tracking view whose buffer has grown since its DataView was made.
+      this.dv = new DataView(this.cacheBuf, 0, this.cacheBuf.byteLength);
+      this.nb = null;
+    }
   }
 
   _nodeBuffer() {
     let nb = this.nb;
     // As in sourceBuffer(): a grown shared buffer needs a new, longer Buffer.
-    if (nb === null || nb.length < this.bo + this.u8.length) nb = this.nb = Buffer.from(this.cacheBuf);
+    if (nb === null || nb.length < this.bo + this.u8.length) {
+      nb = this.nb = Buffer.from(this.cacheBuf, 0, this.cacheBuf.byteLength);
+    }
     return nb;
   }
 

@@ -21,7 +21,6 @@ const {
   K_ARRAYBUFFER,
   K_BUFFER,
   K_DATAVIEW,
-  T_TRANSFER,
   codecError,
   getProto,
   isDetachedBuffer,
@@ -157,18 +156,7 @@ function bytesOf(m) {
   return new Uint8Array(buffer);
 }
 
-/**
- * An answer the host discards without decoding (its call timed out or was aborted): when it is a
- * whole 0x13 record, `refs.drop` takes the moved buffer it names out of its port.
- */
-function dropMoved(u8, at, length, refs) {
-  if (length !== 14 || u8[at] !== T_TRANSFER) return;
-  const r32 = (p) => (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
-  refs.drop(r32(at + 2), r32(at + 6));
-}
-
 module.exports = {
-  dropMoved,
   TRANSFER_ERROR,
   TRANSFER_MIN_BYTES,
   Transfer,
