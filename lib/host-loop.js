@@ -27,6 +27,12 @@ const LONG_WAIT_MS = 0.2;
 const DEFAULT_STALL_FREE_LOOPS = 64;
 const DEFAULT_MAX_BACKOFF_MS = 8;
 
+// Where the host notes the CPU it polls on, + 1, while it polls (0 when it
+// stops: no call in flight, or asleep): a worker about to spin moves off
+// that CPU if another is idle (src/placement.rs; docs/measurements.md,
+// "Sequential latency").
+const W_HOST_CPU = native.layout().wordHostCpu;
+
 const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 
 class HostLoop {
@@ -51,6 +57,7 @@ class HostLoop {
     this.hopBudget = this.freeHops;
     this.armedAt = 0;
     this.rings = 0; // doorbell rings, for the signals traces
+    this.cpu = -1; // the CPU last noted in HOST_CPU (-1: none)
     this.drainBound = () => this.drain();
     this.doorbell = this.useDoorbell ? this.startDoorbell(pool.u8) : null;
   }
@@ -96,18 +103,25 @@ class HostLoop {
     const counted = doorbell.countNow(this.i32);
     const pool = this.pool;
     const settled = pool.drainPass();
-    if (pool.inFlight === 0 || pool.isClosed()) return;
+    if (pool.inFlight === 0 || pool.isClosed()) {
+      this.notePolling(false);
+      return;
+    }
     if (settled > 0) {
       this.idleHops = 0;
       this.backoffMs = 1;
     } else this.idleHops++;
     if (this.idleHops <= this.hopBudget) {
-      // Let a worker that shares this vCPU run before polling again.
-      if (settled === 0) native.yieldNow();
+      if (settled === 0) {
+        this.notePolling(true);
+        // Let a worker that shares this vCPU run before polling again.
+        native.yieldNow();
+      }
       this.scheduled = true;
       setImmediate(this.drainBound);
       return;
     }
+    this.notePolling(false);
     if (this.doorbell === null) {
       // Polling without a doorbell: back off, up to maxBackoffMs.
       this.scheduled = true;
@@ -127,6 +141,14 @@ class HostLoop {
       this.scheduled = true;
       setImmediate(this.drainBound);
     }
+  }
+
+  /** HOST_CPU = the CPU this thread polls on, + 1; 0 when not polling (or unknown). Written when it changes. */
+  notePolling(polling) {
+    const cpu = polling ? native.currentCpu() : -1;
+    if (cpu === this.cpu) return;
+    this.cpu = cpu;
+    Atomics.store(this.i32, W_HOST_CPU, cpu + 1);
   }
 
   /** No more drains: the doorbell's waiter thread ends, a pending poll timer is cleared. */

@@ -255,6 +255,7 @@ pub struct Layout {
     pub word_stop: u32,
     pub word_room_seq: u32,
     pub word_room_waiters: u32,
+    pub word_host_cpu: u32,
     /// Word indices from a lane's start.
     pub lane_word_req: u32,
     pub lane_word_res: u32,
@@ -306,6 +307,7 @@ pub fn layout() -> Layout {
         word_stop: w(word::STOP),
         word_room_seq: w(word::ROOM_SEQ),
         word_room_waiters: w(word::ROOM_WAITERS),
+        word_host_cpu: w(word::HOST_CPU),
         lane_word_req: w(lane_word::REQ),
         lane_word_res: w(lane_word::RES),
         lane_word_sleeping: w(lane_word::SLEEPING),
@@ -608,10 +610,21 @@ pub fn yield_now() {
     std::thread::yield_now();
 }
 
+/// The CPU the calling thread runs on, or -1 where the platform does not
+/// say (`placement.rs`). The host notes it in `HOST_CPU` when it polls.
+#[napi(catch_unwind)]
+pub fn current_cpu() -> i32 {
+    crate::placement::current_cpu()
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(-1)
+}
+
 /// A worker's end of the doorbell.
 #[napi]
 pub struct WorkerBell {
     bell: Doorbell,
+    /// Moves this worker off the host's CPU before it spins (`placement.rs`).
+    nudge: std::cell::RefCell<crate::placement::Nudge>,
     _held: Held,
 }
 
@@ -621,7 +634,11 @@ impl WorkerBell {
     pub fn new(view: SharedView) -> Result<Self> {
         let held = check_control(view)?;
         let bell = Doorbell::new(Arc::clone(&held.memory)).map_err(invalid)?;
-        Ok(Self { bell, _held: held })
+        Ok(Self {
+            bell,
+            nudge: Default::default(),
+            _held: held,
+        })
     }
 
     /// Wakes the host's waiter (the caller saw ARMED after adding to COUNTER).
@@ -643,6 +660,7 @@ impl WorkerBell {
             .memory
             .word(index as usize)
             .ok_or_else(|| invalid(format!("word {index} is outside the control region")))?;
+        self.off_host_cpu();
         Ok(crate::spin::spin_while_equal(word, value, budget))
     }
 
@@ -664,7 +682,17 @@ impl WorkerBell {
             .map(|i| self._held.memory.word(i as usize))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| invalid(format!("words {first}..+{count} leave the control region")))?;
+        self.off_host_cpu();
         Ok(crate::spin::spin_while_all_zero(&words, budget))
+    }
+}
+
+impl WorkerBell {
+    /// Before a spin: off the host's CPU, if it is on it (`placement.rs`).
+    fn off_host_cpu(&self) {
+        if let Some(word) = self._held.memory.word(word::HOST_CPU) {
+            self.nudge.borrow_mut().before_spin(word);
+        }
     }
 }
 

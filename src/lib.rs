@@ -12,6 +12,7 @@
 //!   for thread pools, shared across processes).
 //! - `process/`: memory shared with worker processes, and their waiting.
 //! - `spin.rs`: bounded spinning that yields the CPU.
+//! - `placement.rs`: keeping a spinning worker off the host's CPU.
 //! - `task_id.rs`: `stableTaskID`.
 //! - `bindings.rs`: what JS calls.
 //! - `model.rs` (test-only): an exhaustive interleaving model of the
@@ -25,6 +26,7 @@ pub mod futex;
 pub mod memory;
 #[cfg(test)]
 mod model;
+pub mod placement;
 #[cfg(target_os = "linux")]
 pub mod process;
 pub mod spin;

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! offset 0      header line     magic, version, lane count, slot geometry;
-//!                               ROOM_SEQ, ROOM_WAITERS (payload room, below)
+//!                               ROOM_SEQ, ROOM_WAITERS (payload room, below);
+//!                               HOST_CPU (src/placement.rs)
 //! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
 //! offset 128    lane 0          see below, LANE_STRIDE bytes
 //! ...           lane n-1
@@ -97,6 +98,11 @@ pub mod word {
     /// region is full, so the header line stays read-mostly.
     pub const ROOM_SEQ: usize = 8;
     pub const ROOM_WAITERS: usize = 9;
+    /// The CPU the host polls for answers on, + 1, while it polls (0: it
+    /// does not, or the CPU is unknown). The host writes it when it changes
+    /// (lib/host-loop.js); a worker about to spin moves off that CPU
+    /// (src/placement.rs). A hint, never trusted.
+    pub const HOST_CPU: usize = 10;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
     pub const ARMED: usize = 17;
@@ -271,6 +277,7 @@ const _: () = {
     assert!(lane_word::REQ * 4 / CACHE_LINE != lane_word::RES * 4 / CACHE_LINE);
     assert!(lane_word::RES * 4 / CACHE_LINE == lane_word::SLEEPING * 4 / CACHE_LINE);
     assert!(word::COUNTER * 4 == CACHE_LINE);
+    assert!(word::HOST_CPU * 4 < CACHE_LINE);
     assert!(word::STOP * 4 < 2 * CACHE_LINE);
     assert!(SLOT_COUNT == 32);
     assert!(slot_word::OWNER * 4 < SLOT_HEADER_BYTES);
