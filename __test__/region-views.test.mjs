@@ -87,3 +87,19 @@ test("floats are written and read past the old end of a length-tracking view aft
   n = enc.encodeInto(v, u8, 300_000, 1000);
   assert.deepEqual(decode(u8, 300_000, n), v, "round trip at 300000, after a second growth");
 });
+
+test("a view whose buffer was detached after the codec used it: the usual errors, not a TypeError", () => {
+  const ab = new ArrayBuffer(64);
+  const u8 = new Uint8Array(ab);
+  const enc = new Encoder();
+  const n = enc.encodeInto(1.5, u8, 0, 64);
+  assert.equal(decode(u8, 0, n), 1.5);
+  structuredClone(ab, { transfer: [ab] }); // detaches ab; u8 is now empty
+  assert.equal(u8.length, 0);
+  // The codec's cached DataView is over the detached buffer: its length must not be read from it.
+  assert.equal(enc.encodeInto(1.5, u8, 0, 0), -1, "nothing fits in no room");
+  assert.throws(() => decode(u8, 0, 0), RangeError);
+  // And the codec goes on with other buffers.
+  const other = new Uint8Array(64);
+  assert.equal(decode(other, 0, enc.encodeInto(2.5, other, 0, 64)), 2.5);
+});

@@ -52,6 +52,7 @@ var dEnd = 0;
 var dLastSource = null; // first-level cache key (the view), see Encoder#_bind
 var dBufKey = null; // source.buffer the DataView/Buffer below belong to
 var dDv = null;
+var dDvEnd = 0; // dDv's byteLength, kept as a number: reading it throws once the buffer is detached
 var dNb = null;
 var dBo = 0;
 var dPlain = false; // the source is a plain Uint8Array (so its slice() is one too)
@@ -77,18 +78,20 @@ function decode(source, offset, length, shared) {
   }
   if (source !== dLastSource) {
     const buf = source.buffer;
-    if (buf !== dBufKey || dDv.byteLength < source.byteOffset + source.length) {
+    if (buf !== dBufKey || dDvEnd < source.byteOffset + source.length) {
       dBufKey = buf;
       // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
-      dDv = new DataView(buf, 0, buf.byteLength);
+      dDvEnd = buf.byteLength;
+      dDv = new DataView(buf, 0, dDvEnd);
       dNb = null;
     }
     dLastSource = source;
     dBo = source.byteOffset;
     dPlain = Object.getPrototypeOf(source) === Uint8Array.prototype;
-  } else if (dDv.byteLength < dBo + offset + length) {
+  } else if (dDvEnd < dBo + offset + length) {
     // The same length-tracking view, over a buffer that has grown since.
-    dDv = new DataView(dBufKey, 0, dBufKey.byteLength);
+    dDvEnd = dBufKey.byteLength;
+    dDv = new DataView(dBufKey, 0, dDvEnd);
     dNb = null;
   }
   dU8 = source;

@@ -95,6 +95,7 @@ class Encoder {
     this.lastTarget = null;
     this.cacheBuf = null;
     this.dv = null;
+    this.dvEnd = 0; // dv's byteLength (see _newDataView)
     this.nb = null; // node Buffer over cacheBuf, created lazily for long strings
     this.bo = 0;
     // The previous target's cache: a large value tries the slot (one buffer) and then the payload
@@ -103,6 +104,7 @@ class Encoder {
     this.altTarget = null;
     this.altBuf = null;
     this.altDv = null;
+    this.altDvEnd = 0;
     this.altNb = null;
     this.altBo = 0;
     // encode() scratch (a plain Uint8Array so element access in the writers stays monomorphic)
@@ -191,21 +193,21 @@ class Encoder {
       const t = this.lastTarget;
       const b = this.cacheBuf;
       const dv = this.dv;
+      const dvEnd = this.dvEnd;
       const nb = this.nb;
       const bo = this.bo;
       if (target === this.altTarget) {
         this.lastTarget = target;
         this.cacheBuf = this.altBuf;
         this.dv = this.altDv;
+        this.dvEnd = this.altDvEnd;
         this.nb = this.altNb;
         this.bo = this.altBo;
       } else {
         const buf = target.buffer;
-        if (buf !== b || dv.byteLength < target.byteOffset + target.length) {
+        if (buf !== b) {
           this.cacheBuf = buf;
-          // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
-          this.dv = new DataView(buf, 0, buf.byteLength);
-          this.nb = null;
+          this._newDataView();
         }
         this.lastTarget = target;
         this.bo = target.byteOffset;
@@ -213,15 +215,25 @@ class Encoder {
       this.altTarget = t;
       this.altBuf = b;
       this.altDv = dv;
+      this.altDvEnd = dvEnd;
       this.altNb = nb;
       this.altBo = bo;
     }
     this.u8 = target;
-    if (this.dv.byteLength < this.bo + target.length) {
-      // A length-tracking view whose buffer has grown since its DataView was made.
-      this.dv = new DataView(this.cacheBuf, 0, this.cacheBuf.byteLength);
-      this.nb = null;
-    }
+    // A length-tracking view whose buffer has grown since its DataView was made.
+    if (this.dvEnd < this.bo + target.length) this._newDataView();
+  }
+
+  /**
+   * A fixed-length DataView over the whole current buffer, also over a growable one (see
+   * lib/payload.js, the region's view); its length is kept as a number, because reading a
+   * DataView's byteLength throws once its buffer is detached.
+   */
+  _newDataView() {
+    const buf = this.cacheBuf;
+    this.dvEnd = buf.byteLength;
+    this.dv = new DataView(buf, 0, this.dvEnd);
+    this.nb = null;
   }
 
   _nodeBuffer() {
