@@ -1058,3 +1058,205 @@ test("randomized round trip (2000 seeded cases)", () => {
   }
   assert.ok(viaSlotCount > 500 && fallbackCount > 100, `${viaSlotCount} in the slot, ${fallbackCount} too big`);
 });
+
+// ---- object shapes (0x14 / 0x15): rows of records send their keys once ----------------------------
+
+const row = (i) => ({ id: i, name: `n${i}`, ok: i % 2 === 0, tags: ["t", i] });
+
+test("rows of one shape: the keys go once, later rows only carry values, all round-trip", () => {
+  const rows = Array.from({ length: 10 }, (_, i) => row(i));
+  roundTrip({ rows });
+  const bytes = new Encoder().encode(rows);
+  // The array header, then the first row as 0x14 with its keys, then nine 0x15 rows.
+  assert.equal(bytes[5], 0x14);
+  const one = new Encoder().encode([row(0)]).length - 5; // a row with its keys, as 0x0c
+  const keys = ["id", "name", "ok", "tags"].reduce((n, k) => n + 2 + k.length, 0); // as string8 records
+  assert.equal(bytes.length, 5 + one + 9 * (one - keys));
+  // Every row after the first names the first one (offset 5 from the payload's start).
+  let refs = 0;
+  for (let p = 0; p + 4 < bytes.length; p++) {
+    if (bytes[p] === 0x15 && bytes[p + 1] === 5 && bytes[p + 2] === 0 && bytes[p + 3] === 0 && bytes[p + 4] === 0) {
+      refs++;
+    }
+  }
+  assert.equal(refs, 9);
+  const out = viaEncode(rows);
+  for (const r of out) assert.deepEqual(Object.keys(r), ["id", "name", "ok", "tags"]);
+});
+
+test("shapes: other orders, extra or missing keys, alternating shapes and a shared first key", () => {
+  const mixed = [
+    { a: 1, b: 2 },
+    { b: 2, a: 1 },
+    { a: 1, b: 2, c: 3 },
+    { a: 1 },
+    { a: 5, b: 6 },
+    { b: 7, a: 8 },
+    { a: 1, b: 2, c: 3 },
+    {},
+    { a: 9, b: 10 },
+  ];
+  roundTrip(mixed);
+  for (const [i, o] of viaEncode(mixed).entries()) assert.deepEqual(Object.keys(o), Object.keys(mixed[i]), `row ${i}`);
+  // Nested rows inside rows, rows at many depths, and the top-level object itself (never a shape).
+  const nested = {
+    a: 1,
+    b: [
+      { a: 1, b: [{ a: 2, b: 3 }] },
+      {
+        a: 4,
+        b: [
+          { a: 5, b: 6 },
+          { a: 7, b: 8 },
+        ],
+      },
+    ],
+  };
+  roundTrip(nested);
+});
+
+test("shapes: 13 and more keys, integer-like keys, non-Latin-1 and __proto__ keys", () => {
+  const wide = Array.from({ length: 6 }, (_, i) =>
+    Object.fromEntries(Array.from({ length: 20 }, (_, j) => [`f${j}`, i * j])),
+  );
+  roundTrip(wide);
+  const odd = Array.from({ length: 4 }, (_, i) => ({ 10: i, 2: "two", "k\u00e9y": i, "\u4e2d\ud800": [i], z: null }));
+  roundTrip(odd);
+  const withProto = Array.from({ length: 3 }, (_, i) => JSON.parse(`{"x": ${i}, "__proto__": {"y": ${i}}}`));
+  const out = viaEncode(withProto);
+  for (const [i, o] of out.entries()) {
+    assert.equal(Object.getPrototypeOf(o), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyNames(o), ["x", "__proto__"]);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(o, "__proto__").value, { y: i });
+  }
+  const wideProto = Array.from({ length: 3 }, (_, i) => {
+    const o = Object.fromEntries(Array.from({ length: 15 }, (_, j) => [`f${j}`, j]));
+    Object.defineProperty(o, "__proto__", { value: i, enumerable: true, writable: true, configurable: true });
+    return o;
+  });
+  for (const [i, o] of viaEncode(wideProto).entries()) {
+    assert.equal(Object.getPrototypeOf(o), Object.prototype);
+    assert.equal(Object.getOwnPropertyDescriptor(o, "__proto__").value, i);
+  }
+  // Null-prototype rows keep their prototype (they are never written as shapes).
+  const bare = Array.from({ length: 3 }, (_, i) => Object.assign(Object.create(null), { a: i, b: i }));
+  for (const o of viaEncode(bare)) assert.equal(Object.getPrototypeOf(o), null);
+});
+
+test("shapes: a getter runs once, and one that changes its object's keys sends the payload whole", () => {
+  let runs = 0;
+  const counted = [
+    { a: 1, b: 2 },
+    {
+      a: 3,
+      get b() {
+        runs++;
+        return 4;
+      },
+    },
+  ];
+  assert.deepEqual(viaEncode(counted), [
+    { a: 1, b: 2 },
+    { a: 3, b: 4 },
+  ]);
+  assert.equal(runs, 1);
+  const changing = {
+    a: 1,
+    get b() {
+      delete this.c;
+      return 2;
+    },
+    c: 3,
+  };
+  const value = [{ a: 0, b: 0, c: 0 }, changing];
+  const bytes = new Encoder().encode(value);
+  assert.equal(bytes[0], 0x11, "through node:v8");
+  assert.deepEqual(decode(bytes, 0, bytes.length), [
+    { a: 0, b: 0, c: 0 },
+    { a: 1, b: 2 },
+  ]);
+});
+
+test("shapes: more distinct shapes than the encoder remembers still round-trip", () => {
+  const many = Array.from({ length: 1500 }, (_, i) => ({ [`k${i}`]: i, v: i }));
+  roundTrip(many.concat(many.map((o) => ({ ...o }))));
+});
+
+test("shapes: the size in the maxPayloadBytes error is the size of the encoding", () => {
+  const rows = Array.from({ length: 40 }, (_, i) => row(i));
+  const size = new Encoder().encode(rows).length;
+  const small = new Encoder({ maxPayloadBytes: 300 });
+  assertCodecError(() => small.encode(rows), RangeError, CODEC_ERRORS.LIMIT, new RegExp(`payload of ${size} bytes`));
+});
+
+test("shapes: a reference to no shape, to a record that is not one, or to one not yet ended is corrupt", () => {
+  const rows = new Encoder().encode([row(1), row(2)]);
+  assert.deepEqual(decode(rows, 0, rows.length), [row(1), row(2)]);
+  const at = rows.indexOf(0x15);
+  const refTo = (off) => {
+    const bytes = Uint8Array.from(rows);
+    bytes[at + 1] = off;
+    bytes[at + 2] = 0;
+    bytes[at + 3] = 0;
+    bytes[at + 4] = 0;
+    return bytes;
+  };
+  assertCorrupt(refTo(0)); // the array's own tag
+  assertCorrupt(refTo(6)); // inside the first row
+  assertCorrupt(refTo(at)); // itself
+  const beyond = Uint8Array.from(rows);
+  beyond[at + 4] = 0x7f;
+  assertCorrupt(beyond);
+  // The first row as plain 0x0c: nothing defines a shape.
+  const plain = Uint8Array.from(rows);
+  plain[5] = 0x0c;
+  assertCorrupt(plain);
+  // A 0x15 inside the 0x14 it names: the shape is not defined until its record ends.
+  const inner = new Encoder().encode([{ a: [0, 0, 0, 0, 0], b: 1 }]);
+  const self = Uint8Array.from(inner);
+  self[5] = 0x14;
+  const valueAt = self.indexOf(0x0b, 6); // the inner array [0, 0, 0, 0, 0]
+  self.set([0x15, 5, 0, 0, 0, 4, 0, 0, 0, 0], valueAt); // refers to its own record, then filler
+  assertCorrupt(self);
+  // A shape whose keys outnumber the bytes left.
+  const short = rows.subarray(0, at + 5);
+  assertCorrupt(Uint8Array.from(short));
+});
+
+test("shapes met again in later payloads: objects made from their keys, whatever the keys hold", () => {
+  const odd = ['q"uote', "back\\slash", "line\u2028sep", "\n", "}; throw 1; {", "\ud800", "constructor", "7", "`${x}`"];
+  const wide = Array.from({ length: 70 }, (_, i) => `w${i}`); // more keys than a shape gets a builder for
+  const make = (keys, seed) =>
+    Array.from({ length: 4 }, (_, r) => Object.fromEntries(keys.map((k, i) => [k, [seed, r, i]])));
+  const enc = new Encoder();
+  for (let payload = 0; payload < 4; payload++) {
+    for (const keys of [odd, wide, ["a", "b"]]) {
+      const rows = make(keys, payload);
+      const bytes = enc.encode(rows);
+      const out = decode(bytes, 0, bytes.length);
+      assert.deepStrictEqual(out, rows, `payload ${payload}, ${keys.length} keys`);
+      for (const o of out) {
+        assert.deepEqual(Object.keys(o), Object.keys(rows[0]));
+        assert.equal(Object.getPrototypeOf(o), Object.prototype);
+      }
+    }
+  }
+});
+
+test("shapes decode where code generation from strings is disallowed", { skip: runtime !== "node" }, async () => {
+  const { spawnSync } = await import("node:child_process");
+  const script = `
+    const { Encoder, decode } = require(${JSON.stringify(require.resolve("../lib/codec.js"))});
+    const enc = new Encoder();
+    for (let p = 0; p < 4; p++) {
+      const rows = Array.from({ length: 3 }, (_, r) => ({ a: p, b: r, c: [p, r] }));
+      const bytes = enc.encode(rows);
+      if (JSON.stringify(decode(bytes, 0, bytes.length)) !== JSON.stringify(rows)) process.exit(3);
+    }
+    try { new Function("return 1"); process.exit(4); } catch {}
+  `;
+  const r = spawnSync(process.execPath, ["--disallow-code-generation-from-strings", "-e", script], {
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 0, r.stderr);
+});

@@ -57,12 +57,17 @@ const {
   OWN_ERRORS,
   codecError,
   T_TRANSFER,
+  T_OBJECT_DEF,
+  T_SHAPED,
+  MAX_SHAPES,
 } = require("./format.js");
 const { Transfer, bytesOf, isTransfer, nestedError } = require("./transfer.js");
 const { sizeOf, describeThrown, unsendableError, v8Failure, findPath, trackGraph } = require("./explain.js");
 
 const INITIAL_SCRATCH = 4096;
 const SHRINK_SCRATCH = 1024 * 1024; // a scratch buffer grown past this is dropped on the next encode()
+// Shapes the encoder keeps from payload to payload (_record); past this many it forgets them all.
+const KNOWN_SHAPES = 4096;
 const SEEN_LINEAR = 16; // identity tracking: linear scan up to this many objects, then a Set
 
 // ------------------------------------------------------------------------------------------------
@@ -114,6 +119,15 @@ class Encoder {
     this.seenA = new Array(SEEN_LINEAR).fill(undefined);
     this.seenS = null;
     this.v8Size = -1;
+    // Object shapes (see _record): first key -> { keys, epoch, at, def }, kept from payload to
+    // payload so that one like the payload before allocates none. A shape belongs to the payload
+    // being written when its epoch is this.epoch; `active` counts those.
+    this.shapes = new Map();
+    this.epoch = 0;
+    this.active = 0;
+    this.keyStack = []; // the keys written so far by the plain objects being written, nested
+    this.keyTop = 0;
+    this.base = 0; // where the payload being written starts in u8 (0x15 offsets count from it)
   }
 
   // Encodes straight into target[offset, offset + limit) and returns the byte count, or -1 when the
@@ -263,6 +277,11 @@ class Encoder {
   _run(value, p) {
     let r;
     this.v8Size = -1;
+    this.base = p;
+    this.keyTop = 0;
+    this.epoch++;
+    this.active = 0;
+    if (this.shapes.size > KNOWN_SHAPES) this.shapes.clear();
     try {
       r = this._value(value, p, 0);
     } catch (err) {
@@ -487,6 +506,7 @@ class Encoder {
   }
 
   _plain(o, p, d, tag) {
+    if (tag === T_OBJECT && d !== 0) return this._record(o, p, d);
     if (p + 5 > this.end && !this._grow(p + 5)) return OVERFLOW;
     this.u8[p] = tag;
     const countAt = p + 1;
@@ -505,6 +525,95 @@ class Encoder {
     }
     w32(this.u8, countAt, n); // this.u8, not a local: encode() may have grown the scratch
     return p;
+  }
+
+  // A nested plain object (rows of records, say): keys written once per shape and payload. The
+  // first object of a key sequence in a payload is written as 0x0c and becomes the payload's shape
+  // for its first key; a later one with exactly the same own keys, in the same order, is written
+  // as 0x15 (values only) and turns the first one's tag into 0x14. An echo of 1 KiB of 20-field
+  // records spent half its encode and decode time on the keys (bench/codec-shapes.mjs, Node 20.20,
+  // 2026-12-04: the same values without keys encode in 1.4 against 2.3 us and decode in 1.7
+  // against 4.1 us). The keys are compared before any value is read, so a getter runs once; keys
+  // that change while the values are written (a getter adding or deleting keys) send the whole
+  // payload through node:v8. explain.js sizeOfRecord follows the same rules.
+  _record(o, p, d) {
+    let shape;
+    for (const k in o) {
+      if (!hasOwn.call(o, k)) continue;
+      shape = this.shapes.get(k);
+      break;
+    }
+    if (shape !== undefined && shape.epoch === this.epoch && sameKeys(o, shape.keys)) {
+      return this._shaped(o, p, d, shape);
+    }
+    return this._recordKeys(o, p, d, shape);
+  }
+
+  _shaped(o, p, d, shape) {
+    if (p + 5 > this.end && !this._grow(p + 5)) return OVERFLOW;
+    const u8 = this.u8;
+    if (!shape.def) {
+      u8[shape.at] = T_OBJECT_DEF; // this.u8 is the buffer the record is in (or its grown copy)
+      shape.def = true;
+    }
+    u8[p] = T_SHAPED;
+    w32(u8, p + 1, shape.at - this.base);
+    return this._fields(o, p + 5, d, shape.keys);
+  }
+
+  // The values of the own enumerable fields of `o`, whose keys must be exactly `keys`.
+  _fields(o, p, d, keys) {
+    let j = 0;
+    for (const k in o) {
+      if (!hasOwn.call(o, k)) continue;
+      if (j === keys.length || keys[j] !== k) return FALLBACK;
+      p = this._value(o[k], p, d + 1);
+      if (p < 0) return p;
+      j++;
+    }
+    return j === keys.length ? p : FALLBACK;
+  }
+
+  // As _plain, noting the keys written: a sequence of two keys or more becomes the payload's shape
+  // for its first key (`known`, the shape kept for that first key, when the keys are its keys).
+  _recordKeys(o, p, d, known) {
+    if (p + 5 > this.end && !this._grow(p + 5)) return OVERFLOW;
+    const at = p;
+    this.u8[p] = T_OBJECT;
+    p += 5;
+    const stack = this.keyStack;
+    const base = this.keyTop;
+    let n = 0;
+    for (const k in o) {
+      if (!hasOwn.call(o, k)) continue;
+      p = this._string(k, p);
+      if (p < 0) return p;
+      stack[base + n] = k;
+      n++;
+      this.keyTop = base + n; // nested objects note theirs above
+      p = this._value(o[k], p, d + 1);
+      if (p < 0) return p;
+    }
+    this.keyTop = base;
+    w32(this.u8, at + 1, n);
+    if (n >= 2 && this.active < MAX_SHAPES) {
+      const same = known !== undefined && known.keys.length === n && noted(stack, base, known.keys);
+      this._activate(same ? known : { keys: stack.slice(base, base + n), epoch: 0, at: 0, def: false }, at);
+    }
+    return p;
+  }
+
+  // `shape` (whose record starts at `at`) becomes the payload's shape for its first key, in place
+  // of another one with that first key, at most MAX_SHAPES of them per payload.
+  _activate(shape, at) {
+    if (this.active >= MAX_SHAPES) return;
+    const first = shape.keys[0];
+    const held = this.shapes.get(first);
+    if (held === undefined || held.epoch !== this.epoch) this.active++;
+    if (held !== shape) this.shapes.set(first, shape);
+    shape.epoch = this.epoch;
+    shape.at = at;
+    shape.def = false;
   }
 
   _view(v, p) {
@@ -684,6 +793,23 @@ class Encoder {
 function allocBytes(n) {
   // allocUnsafeSlow: uninitialised, unpooled, exactly n bytes; re-viewed as a plain Uint8Array.
   return new Uint8Array(Buffer.allocUnsafeSlow(n).buffer, 0, n);
+}
+
+// Whether the own enumerable keys of `o` are exactly `keys`, in order.
+function sameKeys(o, keys) {
+  let i = 0;
+  for (const k in o) {
+    if (!hasOwn.call(o, k)) continue;
+    if (i === keys.length || keys[i] !== k) return false;
+    i++;
+  }
+  return i === keys.length;
+}
+
+// Whether stack[base, base + keys.length) holds `keys`.
+function noted(stack, base, keys) {
+  for (let i = 0; i < keys.length; i++) if (stack[base + i] !== keys[i]) return false;
+  return true;
 }
 
 function w32(u8, p, n) {

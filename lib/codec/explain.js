@@ -7,6 +7,7 @@ const v8 = require("node:v8");
 const {
   CODEC_ERRORS,
   MAX_DEPTH,
+  MAX_SHAPES,
   KIND_BY_TAG,
   typedArrayTag,
   ERROR_OWN_HANDLED,
@@ -29,7 +30,7 @@ const {
 // --- exact encoded size (cold path: only for the maxPayloadBytes error message) --------------------
 
 function sizeOf(root) {
-  const n = sizeOfValue(root, 0, new Set());
+  const n = sizeOfValue(root, 0, new Set(), new Map());
   if (n >= 0) return n;
   let blob;
   try {
@@ -46,7 +47,7 @@ function sizeOfString(s) {
   return n < 256 ? 2 + n : 5 + n;
 }
 
-function sizeOfValue(v, d, seen) {
+function sizeOfValue(v, d, seen, shapes) {
   switch (typeof v) {
     case "number":
       return (v | 0) === v && (v !== 0 || 1 / v > 0) ? 5 : 9;
@@ -78,18 +79,19 @@ function sizeOfValue(v, d, seen) {
     for (let i = 0; i < v.length; i++) {
       const e = v[i];
       if (e === undefined && !(i in v)) return FALLBACK;
-      const n = sizeOfValue(e, d + 1, seen);
+      const n = sizeOfValue(e, d + 1, seen, shapes);
       if (n < 0) return n;
       total += n;
     }
     return total;
   }
   const proto = getProto(v);
+  if (proto === ObjectProto && d !== 0) return sizeOfRecord(v, d, seen, shapes);
   if (proto === ObjectProto || proto === null) {
     total = 5;
     for (const k in v) {
       if (proto !== null && !hasOwn.call(v, k)) continue;
-      const n = sizeOfValue(v[k], d + 1, seen);
+      const n = sizeOfValue(v[k], d + 1, seen, shapes);
       if (n < 0) return n;
       total += sizeOfString(k) + n;
     }
@@ -119,7 +121,7 @@ function sizeOfValue(v, d, seen) {
       parts.push(v[k]);
     }
     for (const part of parts) {
-      const n = sizeOfValue(part, d + 1, seen);
+      const n = sizeOfValue(part, d + 1, seen, shapes);
       if (n < 0) return n;
       total += n;
     }
@@ -133,6 +135,23 @@ function sizeOfValue(v, d, seen) {
     throw new Unsendable("v8", err);
   }
   return 5 + blob.length;
+}
+
+// A nested plain object, as Encoder#_record writes it: without its keys when an earlier object of
+// the payload had the same key sequence (0x15), else with them (0x0c / 0x14), then remembered.
+function sizeOfRecord(v, d, seen, shapes) {
+  const keys = [];
+  for (const k in v) if (hasOwn.call(v, k)) keys.push(k);
+  const shape = keys.length === 0 ? undefined : shapes.get(keys[0]);
+  const same = shape !== undefined && shape.length === keys.length && shape.every((k, i) => k === keys[i]);
+  let total = 5;
+  for (const k of keys) {
+    const n = sizeOfValue(v[k], d + 1, seen, shapes);
+    if (n < 0) return n;
+    total += same ? n : sizeOfString(k) + n;
+  }
+  if (!same && keys.length >= 2 && shapes.size < MAX_SHAPES) shapes.set(keys[0], keys);
+  return total;
 }
 
 // --- error reporting (cold path) --------------------------------------------------------------------

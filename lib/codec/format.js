@@ -47,6 +47,15 @@
 //                     names the ArrayBuffer that travels beside the payload with a transfer list
 //                     (the `shared` hook's transfer/claim; codec/transfer.js, shared-refs.js); only
 //                     ever a whole payload
+//   0x14 object-def   same as 0x0c, and its key sequence becomes a shape of this payload, named
+//                     by the offset of this tag byte from the payload's start
+//   0x15 shaped       u32 at, then n values: an object (prototype Object.prototype) whose keys are
+//                     the n keys of the 0x14 record at offset `at`, which must lie earlier in the
+//                     same payload and end before this record starts
+//                     The encoder writes a nested plain object as 0x0c; when a later object in
+//                     the payload has exactly the same own enumerable keys in the same order, it
+//                     turns the first one's tag into 0x14 and writes the later ones as 0x15:
+//                     rows of records send their keys once (encode.js, _plain)
 // A value the fast path does not cover (Map, Set, RegExp, boxed primitive, class instance, ...) is
 // sent as a nested 0x11 record in place. When an object is reachable twice (shared reference or
 // cycle, also through such a record), an array has holes, or containers nest deeper than MAX_DEPTH,
@@ -69,6 +78,9 @@ const CODEC_ERRORS = Object.freeze({
 
 const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024;
 const MAX_DEPTH = 32; // containers nested deeper than this go through node:v8
+// Object shapes the encoder remembers per payload (0x14): a bound on its work and memory for a
+// payload of many distinct objects; objects past it are written with their keys (0x0c).
+const MAX_SHAPES = 1024;
 
 const T_UNDEFINED = 0x00;
 const T_NULL = 0x01;
@@ -90,6 +102,8 @@ const T_ERROR = 0x10;
 const T_V8 = 0x11;
 const T_SHARED = 0x12;
 const T_TRANSFER = 0x13;
+const T_OBJECT_DEF = 0x14;
+const T_SHAPED = 0x15;
 const K_SHARED_BUFFER = 14;
 
 const K_UINT8 = 1;
@@ -204,6 +218,7 @@ module.exports = {
   K_SHARED_BUFFER,
   K_UINT8,
   MAX_DEPTH,
+  MAX_SHAPES,
   NON_LATIN1,
   OVERFLOW,
   OWN_ERRORS,
@@ -221,7 +236,9 @@ module.exports = {
   T_LATIN1,
   T_NULL,
   T_OBJECT,
+  T_OBJECT_DEF,
   T_OBJECT_NULL,
+  T_SHAPED,
   T_SHARED,
   T_STR8,
   T_TRANSFER,
