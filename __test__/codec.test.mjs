@@ -1224,7 +1224,17 @@ test("shapes: a reference to no shape, to a record that is not one, or to one no
 });
 
 test("shapes met again in later payloads: objects made from their keys, whatever the keys hold", () => {
-  const odd = ['q"uote', "back\\slash", "line\u2028sep", "\n", "}; throw 1; {", "\ud800", "constructor", "7", "`${x}`"];
+  const odd = [
+    'q"uote',
+    "back\\slash",
+    "line\u2028sep",
+    "\n",
+    "}; throw 1; {",
+    "\ud800",
+    "constructor",
+    "7",
+    "`$" + "{x}`",
+  ];
   const wide = Array.from({ length: 70 }, (_, i) => `w${i}`); // more keys than a shape gets a builder for
   const make = (keys, seed) =>
     Array.from({ length: 4 }, (_, r) => Object.fromEntries(keys.map((k, i) => [k, [seed, r, i]])));
