@@ -453,6 +453,52 @@ test("a 4 MiB Float64Array round-trips through encode()", () => {
   assert.deepStrictEqual(viaEncode([1, 2], enc), [1, 2]);
 });
 
+test("bulk copies into and out of shared memory keep every byte, at every size and offset", () => {
+  // Sizes around FILL_MIN (codec/copy.js: below it Uint8Array#set, from it Buffer#fill), sources
+  // over plain, offset and shared buffers, targets at odd offsets of a SharedArrayBuffer.
+  const { FILL_MIN } = require("../lib/codec/copy.js");
+  const region = new Uint8Array(new SharedArrayBuffer(1 << 20), 8);
+  const enc = new Encoder();
+  const rand = random(7);
+  for (const n of [1, 65, FILL_MIN - 1, FILL_MIN, FILL_MIN + 1, 4095, 65536 + 3]) {
+    const sources = [
+      new Uint8Array(n),
+      Buffer.alloc(n),
+      new Uint8Array(new ArrayBuffer(n + 9), 5, n),
+      new Uint8Array(new SharedArrayBuffer(n + 16), 3, n),
+    ];
+    for (const [k, v] of sources.entries()) {
+      for (let i = 0; i < n; i++) v[i] = (rand() * 256) | 0;
+      const at = 1 + k * 3;
+      region.fill(0xee);
+      const len = enc.encodeInto(v, region, at, region.length - at);
+      assert.ok(len > n, `${n} bytes, source ${k}`);
+      assert.equal(region[at - 1], 0xee, "nothing written before the record");
+      assert.equal(region[at + len], 0xee, "nothing written after the record");
+      const out = decode(region, at, len);
+      region.fill(0); // the block is reused: the value must not see it
+      assert.equal(out.length, n);
+      assert.ok(!(out.buffer instanceof SharedArrayBuffer));
+      assert.ok(Buffer.from(out.buffer, out.byteOffset, n).equals(Buffer.from(v.buffer, v.byteOffset, n)));
+    }
+  }
+});
+
+test("a Uint8Array subclass sends its own bytes, whatever its length getter says", () => {
+  class Short extends Uint8Array {
+    get length() {
+      return 5;
+    }
+  }
+  for (const n of [100, 2000]) {
+    const v = new Short(n);
+    for (let i = 0; i < n; i++) v[i] = i & 0xff;
+    const out = viaEncode(v);
+    assert.equal(out.byteLength, n);
+    assert.equal(out[n - 1], (n - 1) & 0xff);
+  }
+});
+
 // ---- errors as values ------------------------------------------------------------------------------
 
 test("Error values keep name, message, stack, cause and code", () => {

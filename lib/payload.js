@@ -44,6 +44,7 @@ const native = require("./native.js");
 const { decode, CODEC_ERRORS } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { Chunks, MAX_CARVED, NOT_CARVED } = require("./payload-chunks.js");
+const { copyBytes } = require("./codec/copy.js");
 
 const L = native.layout();
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
@@ -206,7 +207,7 @@ class PayloadRegion {
     const at = this.tryAlloc(bytes.length);
     if (at !== NO_ROOM) {
       const start = PayloadRegion.startOf(at);
-      this.bytesTo(start + bytes.length).set(bytes, start);
+      copyBytes(this.bytesTo(start + bytes.length), start, bytes);
     }
     return at;
   }

@@ -42,6 +42,7 @@ const {
   fromCharCode,
 } = require("./format.js");
 const { describeThrown } = require("./explain.js");
+const { copyBytes } = require("./copy.js");
 
 // ------------------------------------------------------------------------------------------------
 // Decoder
@@ -610,10 +611,16 @@ const ON_HEAP_BYTES = 64;
 const uint8Slice = Uint8Array.prototype.slice;
 
 function copyOut(p, n) {
-  // A fresh, unshared ArrayBuffer: the source slot is reused after decode returns.
-  const ab = n < 1024 ? new ArrayBuffer(n) : Buffer.allocUnsafeSlow(n).buffer;
-  new Uint8Array(ab).set(dU8.subarray(p, p + n));
-  return ab;
+  // A fresh, unshared ArrayBuffer: the source slot is reused after decode returns. From 1 KiB its
+  // memory is not zero-filled first (every byte is written by the copy).
+  if (n < 1024) {
+    const ab = new ArrayBuffer(n);
+    new Uint8Array(ab).set(dU8.subarray(p, p + n));
+    return ab;
+  }
+  const buf = Buffer.allocUnsafeSlow(n);
+  copyBytes(buf, 0, dU8.subarray(p, p + n));
+  return buf.buffer;
 }
 
 function readBinary() {

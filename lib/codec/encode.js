@@ -61,6 +61,7 @@ const {
   T_SHAPED,
   MAX_SHAPES,
 } = require("./format.js");
+const { copyBytes, byteCount } = require("./copy.js");
 const { Transfer, bytesOf, isTransfer, nestedError } = require("./transfer.js");
 const { sizeOf, describeThrown, unsendableError, v8Failure, findPath, trackGraph } = require("./explain.js");
 
@@ -658,7 +659,8 @@ class Encoder {
   }
 
   _bytes(kind, bytes, p) {
-    const n = bytes.length;
+    // The view's own length (not a subclass's getter): exactly what copyBytes copies.
+    const n = byteCount(bytes);
     // The bytes start 8-aligned in the target's buffer (see format.js: aligned copies to and from
     // shared memory are ~3-7x faster). A scratch buffer starts aligned and is copied to an aligned
     // block, so the alignment holds where the bytes end up too.
@@ -671,7 +673,7 @@ class Encoder {
     w32(u8, p + 2, n);
     u8[p + 6] = pad;
     for (let i = p + 7; i < q; i++) u8[i] = 0;
-    u8.set(bytes, q);
+    copyBytes(u8, q, bytes);
     return q + n;
   }
 
