@@ -406,18 +406,10 @@ function built(build, base, n) {
   return o;
 }
 
-function readObject(d) {
-  const n = readCount(d);
-  if (n <= SHAPE_MIN_KEYS) {
-    const o = {};
-    for (let i = 0; i < n; i++) {
-      const k = readKey();
-      const v = readValue(d + 1);
-      if (k === "__proto__") defineData(o, k, v, true);
-      else o[k] = v;
-    }
-    return o;
-  }
+// Reads n keys and their values onto the pending stack, from pendingTop on (the caller's base),
+// and returns the cache slot of the key sequence, or -1 when a key cannot be cached (long or not
+// string8).
+function readFields(d, n) {
   const base = pendingTop;
   pendingTop = base + n;
   let h = n;
@@ -433,9 +425,25 @@ function readObject(d) {
   } finally {
     pendingTop = base;
   }
-  const slot = (h ^ (h >>> 13)) & SHAPE_MASK;
+  return cacheable ? (h ^ (h >>> 13)) & SHAPE_MASK : -1;
+}
+
+function readObject(d) {
+  const n = readCount(d);
+  if (n <= SHAPE_MIN_KEYS) {
+    const o = {};
+    for (let i = 0; i < n; i++) {
+      const k = readKey();
+      const v = readValue(d + 1);
+      if (k === "__proto__") defineData(o, k, v, true);
+      else o[k] = v;
+    }
+    return o;
+  }
+  const base = pendingTop;
+  const slot = readFields(d, n);
   let o;
-  if (cacheable) {
+  if (slot >= 0) {
     const keys = shapeKeys[slot];
     if (keys !== null && keys.length === n) {
       let i = 0;
@@ -468,7 +476,7 @@ function readObject(d) {
       o[k] = v;
     }
   }
-  if (cacheable && plainKeys) {
+  if (slot >= 0 && plainKeys) {
     const template = { ...o }; // a fast-mode copy even when `o` went dictionary
     // The encoder writes keys in enumeration order, so Object.keys matches the wire order; only
     // corrupt input with duplicate keys differs (and then never hits the cache).
@@ -493,25 +501,11 @@ const defShapes = new Array(SHAPE_MASK + 1).fill(null);
 function readObjectDef(d, at) {
   const n = readCount(d);
   const base = pendingTop;
-  pendingTop = base + n;
-  let h = n;
-  let cacheable = true;
-  try {
-    for (let i = 0; i < n; i++) {
-      const k = readKey();
-      if (lastKeySlot < 0) cacheable = false;
-      h = Math.imul(h ^ lastKeySlot, 0x01000193);
-      pendingKeys[base + i] = k;
-      pendingValues[base + i] = readValue(d + 1);
-    }
-  } finally {
-    pendingTop = base;
-  }
-  const slot = (h ^ (h >>> 13)) & SHAPE_MASK;
-  let shape = cacheable ? defShapes[slot] : null;
+  const slot = readFields(d, n);
+  let shape = slot >= 0 ? defShapes[slot] : null;
   if (shape === null || !sameKeys(shape.keys, base, n)) {
     shape = newShape(base, n);
-    if (cacheable) defShapes[slot] = shape;
+    if (slot >= 0) defShapes[slot] = shape;
   } else if (shape.build === null && ++shape.seen === BUILD_AFTER) {
     shape.build = builder(shape.keys);
   }
