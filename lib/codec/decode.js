@@ -364,10 +364,9 @@ function readNullProtoObject(d) {
 // 20-field object decode: ~1.5 us -> ~1.05 us. Small objects skip this (it cost them ~20%).
 const SHAPE_MIN_KEYS = 12;
 const SHAPE_MASK = 255;
-const shapeKeys = new Array(SHAPE_MASK + 1).fill(null);
-const shapeTemplates = new Array(SHAPE_MASK + 1).fill(null);
-const shapeBuilds = new Array(SHAPE_MASK + 1).fill(null); // see builder() below
-const shapeSeen = new Array(SHAPE_MASK + 1).fill(0);
+// The cache: one shape { keys, template, build, seen } per slot, by a hash of the key sequence
+// (readFields); 0x14 records (readObjectDef) use it too.
+const shapeCache = new Array(SHAPE_MASK + 1).fill(null);
 const pendingKeys = []; // a stack shared by nested objects being decoded
 const pendingValues = [];
 var pendingTop = 0;
@@ -375,11 +374,11 @@ var pendingTop = 0;
 // A shape met in BUILD_AFTER payloads (a 0x14 shape, or a key sequence of readObject's cache) gets a
 // function that makes its objects from an object literal: for 20 keys ~30 ns an object against
 // ~350-540 ns for a template copy and 20 keyed stores (Node 20.20, 2026-12-04, one process, 1e6
-// objects). Its source names the keys as JSON
-// string literals (JSON.stringify escapes every character that could end one), never "__proto__"
-// (a literal would set the prototype with it), and at most BUILD_MAX_KEYS of them, so that the
-// compile (tens of us) is paid once per shape that repeats, not per payload. Where code
-// generation is disallowed (--disallow-code-generation-from-strings), objects are made as before.
+// objects). Its source names the keys as JSON string literals (JSON.stringify escapes every
+// character that could end one), never "__proto__" (a literal would set the prototype with it),
+// and at most BUILD_MAX_KEYS of them, so that the compile (tens of us) is paid once per shape that
+// repeats, not per payload. Where code generation is disallowed
+// (--disallow-code-generation-from-strings), objects are made as before.
 const BUILD_AFTER = 2;
 const BUILD_MAX_KEYS = 64;
 var canBuild = true;
@@ -442,82 +441,44 @@ function readObject(d) {
   }
   const base = pendingTop;
   const slot = readFields(d, n);
-  let o;
-  if (slot >= 0) {
-    const keys = shapeKeys[slot];
-    if (keys !== null && keys.length === n) {
-      let i = 0;
-      while (i < n && keys[i] === pendingKeys[base + i]) i++;
-      if (i === n) {
-        const build = shapeBuilds[slot];
-        if (build !== null) return built(build, base, n);
-        if (++shapeSeen[slot] === BUILD_AFTER) shapeBuilds[slot] = builder(keys);
-        o = { ...shapeTemplates[slot] };
-        for (let j = 0; j < n; j++) {
-          o[pendingKeys[base + j]] = pendingValues[base + j];
-          pendingKeys[base + j] = undefined; // do not keep decoded values alive
-          pendingValues[base + j] = undefined;
-        }
-        return o;
-      }
-    }
-  }
-  o = {};
-  let plainKeys = true;
-  for (let j = 0; j < n; j++) {
-    const k = pendingKeys[base + j];
-    const v = pendingValues[base + j];
-    pendingKeys[base + j] = undefined;
-    pendingValues[base + j] = undefined;
-    if (k === "__proto__") {
-      plainKeys = false;
-      defineData(o, k, v, true);
-    } else {
-      o[k] = v;
-    }
-  }
-  if (slot >= 0 && plainKeys) {
-    const template = { ...o }; // a fast-mode copy even when `o` went dictionary
-    // The encoder writes keys in enumeration order, so Object.keys matches the wire order; only
-    // corrupt input with duplicate keys differs (and then never hits the cache).
-    const keys = Object.keys(template);
-    if (keys.length === n) {
-      for (let j = 0; j < n; j++) template[keys[j]] = undefined;
-      shapeKeys[slot] = keys;
-      shapeTemplates[slot] = template;
-      shapeBuilds[slot] = null;
-      shapeSeen[slot] = 0;
-    }
-  }
-  return o;
+  if (slot < 0) return objectOf(null, base, n);
+  return objectOf(cachedShape(slot, base, n), base, n);
 }
 
-// 0x14: an object written as 0x0c whose key sequence later 0x15 records of the payload reuse. The
-// shapes are cached across payloads by their key sequence (as readObject's templates are), so a
-// payload like the one before it allocates no shape; with more than SHAPE_MIN_KEYS keys a shape
-// keeps a fast-mode template.
-const defShapes = new Array(SHAPE_MASK + 1).fill(null);
-
+// 0x14: an object written as 0x0c whose key sequence later 0x15 records of the payload reuse. Its
+// shape comes from the cache, so a payload like the one before it allocates no shape.
 function readObjectDef(d, at) {
   const n = readCount(d);
   const base = pendingTop;
   const slot = readFields(d, n);
-  let shape = slot >= 0 ? defShapes[slot] : null;
+  const shape = slot < 0 ? newShape(base, n) : cachedShape(slot, base, n);
+  dShapes.set(at, shape);
+  return objectOf(shape, base, n);
+}
+
+// The cached shape of the key sequence pendingKeys[base, base + n) (slot: its hash), made when the
+// slot holds another; one met in BUILD_AFTER payloads gets its builder.
+function cachedShape(slot, base, n) {
+  let shape = shapeCache[slot];
   if (shape === null || !sameKeys(shape.keys, base, n)) {
     shape = newShape(base, n);
-    if (slot >= 0) defShapes[slot] = shape;
+    shapeCache[slot] = shape;
   } else if (shape.build === null && ++shape.seen === BUILD_AFTER) {
     shape.build = builder(shape.keys);
   }
-  dShapes.set(at, shape);
-  if (shape.build !== null) return built(shape.build, base, n);
-  const keys = shape.keys;
-  const t = shape.template;
+  return shape;
+}
+
+// The object of the keys (shape's, or pendingKeys' when shape is null) and the values
+// pendingValues[base, base + n), which it clears so as not to keep decoded values alive.
+function objectOf(shape, base, n) {
+  if (shape !== null && shape.build !== null) return built(shape.build, base, n);
+  const t = shape === null ? null : shape.template;
   const o = t === null ? {} : { ...t };
   for (let i = 0; i < n; i++) {
-    const k = keys[i];
+    const k = pendingKeys[base + i]; // the shape's keys are these (sameKeys)
     const v = pendingValues[base + i];
-    pendingKeys[base + i] = undefined; // do not keep decoded values alive
+    pendingKeys[base + i] = undefined;
     pendingValues[base + i] = undefined;
     if (t === null && k === "__proto__") defineData(o, k, v, true);
     else o[k] = v;
