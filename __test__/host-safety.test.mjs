@@ -166,6 +166,11 @@ test(
       "free NaN",
       "free -64",
       "arena maxByteLength NaN",
+      "externalString start NaN",
+      "externalString start -1",
+      "externalString length 1.5",
+      "externalString past the end",
+      "externalString 2**53",
     ]) {
       assert.equal(out[name].ok, false, `${name} was accepted: ${JSON.stringify(out[name])}`);
       assert.equal(out[name].code, "InvalidArg", name);

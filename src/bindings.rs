@@ -830,3 +830,51 @@ pub fn region_stats() -> RegionStats {
         attachments: attachments as u32,
     }
 }
+
+/// Whether `externalString` can make strings here (the runtime exports
+/// N-API's external string functions; `external_string.rs`).
+#[napi(catch_unwind)]
+pub fn external_strings() -> bool {
+    crate::external_string::available()
+}
+
+/// Bytes `start..start + length` of `view` as an external string: Latin-1,
+/// or UTF-16 code units when `twoByte`. `undefined` when the runtime cannot
+/// make one (the caller decodes the bytes itself).
+#[napi(catch_unwind, ts_return_type = "string | undefined")]
+pub fn external_string<'env>(
+    env: &'env Env,
+    view: Uint8ArraySlice<'env>,
+    start: f64,
+    length: f64,
+    two_byte: bool,
+) -> Result<Unknown<'env>> {
+    let bytes: &[u8] = view.as_ref();
+    let start = whole(start, "string start", isize::MAX as u64)?;
+    let length = whole(length, "string length", isize::MAX as u64)?;
+    let Some(range) = bytes.get(start..start.saturating_add(length)) else {
+        return Err(invalid(format!(
+            "bytes {start}..{} are outside a view of {} bytes",
+            start.saturating_add(length),
+            bytes.len()
+        )));
+    };
+    // SAFETY: `env` is this call's. The bytes may be in a SharedArrayBuffer
+    // that task code writes at any time: they are copied once and become
+    // characters, nothing else depends on them (a racing write can only
+    // change which characters).
+    match unsafe { crate::external_string::create(env.raw(), range, two_byte) } {
+        // SAFETY: a string value the runtime just made in this environment.
+        Some(value) => Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) }),
+        None => {
+            let mut undefined = std::ptr::null_mut();
+            // SAFETY: `env` is this call's; the out-pointer is a local.
+            let status = unsafe { sys::napi_get_undefined(env.raw(), &mut undefined) };
+            if status != sys::Status::napi_ok {
+                return Err(invalid("cannot make undefined"));
+            }
+            // SAFETY: the value napi just returned in this environment.
+            Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), undefined) })
+        }
+    }
+}

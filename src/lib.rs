@@ -14,6 +14,8 @@
 //! - `spin.rs`: bounded spinning that yields the CPU.
 //! - `placement.rs`: keeping a spinning worker off the host's CPU.
 //! - `task_id.rs`: `stableTaskID`.
+//! - `external_string.rs`: long decoded strings outside V8's young
+//!   generation, where the runtime can make them.
 //! - `bindings.rs`: what JS calls.
 //! - `model.rs` (test-only): an exhaustive interleaving model of the
 //!   doorbell.
@@ -34,3 +36,5 @@ pub mod task_id;
 
 #[cfg(not(test))]
 mod bindings;
+#[cfg(not(test))]
+mod external_string;
