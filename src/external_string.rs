@@ -39,7 +39,8 @@ type Create<T> = unsafe extern "C" fn(
 type Finalize = Option<unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void)>;
 
 struct Functions {
-    latin1: Option<Create<std::ffi::c_char>>,
+    // `char*` in C: the same ABI as a pointer to u8.
+    latin1: Option<Create<u8>>,
     utf16: Option<Create<u16>>,
 }
 
@@ -83,21 +84,25 @@ pub fn available() -> bool {
     f.latin1.is_some() && f.utf16.is_some()
 }
 
+/// Tells V8 that memory outside its heap, which it may free by collecting,
+/// grew (or shrank) by `bytes`.
+///
+/// # Safety
+/// `env` is a live environment.
+unsafe fn adjust(env: sys::napi_env, bytes: i64) {
+    let mut total = 0;
+    // SAFETY: the caller's `env`; the out-pointer is a local. Allowed in a
+    // finalizer that runs during GC.
+    unsafe { sys::napi_adjust_external_memory(env, bytes, &mut total) };
+}
+
 /// Frees the characters of an external string: `data` is the start of a
 /// boxed slice of `hint` elements of `T`.
 unsafe extern "C" fn free_chars<T>(env: *mut c_void, data: *mut c_void, hint: *mut c_void) {
     let len = hint as usize;
-    let mut total = 0;
-    // SAFETY: `env` is the environment the string was made in; adjusting
-    // external memory is allowed in a finalizer that runs during GC.
-    unsafe {
-        sys::napi_adjust_external_memory(
-            env.cast(),
-            -((len * std::mem::size_of::<T>()) as i64),
-            &mut total,
-        );
-    }
-    // SAFETY: `data` and `len` are exactly what `create` leaked from a
+    // SAFETY: `env` is the environment the string was made in.
+    unsafe { adjust(env.cast(), -((len * std::mem::size_of::<T>()) as i64)) };
+    // SAFETY: `data` and `len` are exactly what `hand_over` leaked from a
     // `Box<[T]>`, and the runtime calls this once per string.
     drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(data.cast::<T>(), len)) });
 }
@@ -111,69 +116,61 @@ unsafe extern "C" fn free_chars<T>(env: *mut c_void, data: *mut c_void, hint: *m
 /// `env` is the environment of the current call.
 pub unsafe fn create(env: sys::napi_env, bytes: &[u8], two_byte: bool) -> Option<sys::napi_value> {
     let f = functions();
+    if !two_byte {
+        // SAFETY: the caller's `env`.
+        return unsafe { hand_over(env, f.latin1?, bytes.into()) };
+    }
+    let len = bytes.len() / 2;
+    let mut units: Vec<u16> = Vec::with_capacity(len);
+    // SAFETY: `units` has room for `len` units (2 * len bytes), the two
+    // ranges do not overlap, and every u16 bit pattern is valid.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), units.as_mut_ptr().cast::<u8>(), 2 * len);
+        units.set_len(len);
+    }
+    // SAFETY: the caller's `env`.
+    unsafe { hand_over(env, f.utf16?, units.into_boxed_slice()) }
+}
+
+/// Gives `chars` to the runtime as an external string. V8 counts them as
+/// memory it may free, so that strings it barely sees on its heap still make
+/// it collect them. The count goes up before the call: when the runtime
+/// copies the characters instead, it has run `free_chars` (which takes the
+/// count back) before it returns.
+///
+/// # Safety
+/// `env` is the environment of the current call.
+unsafe fn hand_over<T>(
+    env: sys::napi_env,
+    create: Create<T>,
+    chars: Box<[T]>,
+) -> Option<sys::napi_value> {
+    let len = chars.len();
+    let bytes = (len * std::mem::size_of::<T>()) as i64;
+    // SAFETY: the caller's `env`.
+    unsafe { adjust(env, bytes) };
+    let chars = Box::into_raw(chars).cast::<T>();
     let mut value = std::ptr::null_mut();
     let mut copied = false;
-    // The bytes the characters take (an odd last byte of UTF-16 is dropped).
-    let held = if two_byte {
-        bytes.len() & !1
-    } else {
-        bytes.len()
+    // SAFETY: `chars` holds `len` elements that live until the runtime calls
+    // `free_chars::<T>` with the hint `len`; `value` and `copied` are locals.
+    let status = unsafe {
+        create(
+            env,
+            chars,
+            len as isize,
+            Some(free_chars::<T>),
+            len as *mut c_void,
+            &mut value,
+            &mut copied,
+        )
     };
-    let status = if two_byte {
-        let create = f.utf16?;
-        let len = bytes.len() / 2;
-        let mut units: Vec<u16> = Vec::with_capacity(len);
-        // SAFETY: `units` has room for `len` units (2 * len bytes), the two
-        // ranges do not overlap, and every u16 bit pattern is valid.
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), units.as_mut_ptr().cast::<u8>(), 2 * len);
-            units.set_len(len);
-        }
-        let units = units.into_boxed_slice();
-        let chars = Box::into_raw(units).cast::<u16>();
-        // SAFETY: `chars` holds `len` units that live until the runtime
-        // calls `free_chars::<u16>` with the hint `len` (on a copy: before
-        // it returns); `value` and `copied` are locals.
-        unsafe {
-            create(
-                env,
-                chars,
-                len as isize,
-                Some(free_chars::<u16>),
-                len as *mut c_void,
-                &mut value,
-                &mut copied,
-            )
-        }
-    } else {
-        let create = f.latin1?;
-        let chars: Box<[u8]> = bytes.into();
-        let len = chars.len();
-        let chars = Box::into_raw(chars).cast::<std::ffi::c_char>();
-        // SAFETY: as above, with `free_chars::<u8>`.
-        unsafe {
-            create(
-                env,
-                chars,
-                len as isize,
-                Some(free_chars::<u8>),
-                len as *mut c_void,
-                &mut value,
-                &mut copied,
-            )
-        }
-    };
-    // On failure the runtime did not take the characters: they leak (a
-    // failure here means the environment is going away).
     if status != sys::Status::napi_ok || value.is_null() {
+        // The runtime did not take the characters: they leak (a failure here
+        // means the environment is going away); their count is taken back.
+        // SAFETY: the caller's `env`.
+        unsafe { adjust(env, -bytes) };
         return None;
-    }
-    if !copied {
-        let mut total = 0;
-        // SAFETY: `env` is this call's. V8 counts the characters as memory it
-        // may free, so that strings it barely sees on its heap still make it
-        // collect them (the finalizer takes the count back).
-        unsafe { sys::napi_adjust_external_memory(env, held as i64, &mut total) };
     }
     Some(value)
 }
