@@ -190,6 +190,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   function respond(slot, status, value) {
     Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
     if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
+    // A worker thread's large binary result moves to the host as a copy (shared-refs.js largeResult).
+    if (status === STATUS_VALUE && shared.largeResult !== undefined) value = shared.largeResult(value, maxPayloadBytes);
     let written;
     try {
       written = encodeInto(slot, value);

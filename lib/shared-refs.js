@@ -21,6 +21,8 @@
 // message { t: seq, buf } with buf in the transfer list, posted before the
 // call or answer that names it (0x13 record) is published:
 // - a result (worker to host): on that worker's port, in both topologies;
+//   also, on runtimes that gain by it, a copy of any large binary result
+//   (codec/transfer.js, movedCopy), so that the host does not copy it;
 // - an argument: only to a worker known when the argument is encoded (a
 //   private lane); with work stealing any worker may claim the call, and a
 //   buffer moves to one thread only, so the argument is copied.
@@ -32,7 +34,7 @@
 
 const { MessageChannel, receiveMessageOnPort } = require("node:worker_threads");
 const { codecError, CODEC_ERRORS } = require("./codec.js");
-const { Transfer, TRANSFER_MIN_BYTES } = require("./codec/transfer.js");
+const { Transfer, TRANSFER_MIN_BYTES, movedCopy } = require("./codec/transfer.js");
 const { L } = require("./lane.js");
 
 const HOST = 0;
@@ -222,10 +224,14 @@ class HostSharedRefs {
   }
 }
 
-/** A worker thread's side: `port` is the one the host attached for it. */
+/**
+ * A worker thread's side: `port` is the one the host attached for it;
+ * `moveCopies`: whether large binary results leave as moved copies.
+ */
 class WorkerSharedRefs {
-  constructor(port, lane) {
+  constructor(port, lane, moveCopies) {
     this.port = port;
+    this.moveCopies = moveCopies === true;
     this.origin = lane + 1;
     this.seq = 0;
     this.pending = [];
@@ -263,6 +269,21 @@ class WorkerSharedRefs {
     const buf = this.moved.get(seq);
     this.moved.delete(seq);
     return buf;
+  }
+
+  /**
+   * A task's result as it is to be encoded: a large binary value becomes a
+   * marker over a copy of it, which then moves (transfer() below); anything
+   * else, and a value that cannot be copied that way, is returned as it is
+   * (the encoder then copies it, or says why it cannot).
+   */
+  largeResult(value, maxBytes) {
+    if (!this.moveCopies) return value;
+    try {
+      return movedCopy(value, maxBytes) ?? value;
+    } catch {
+      return value; // a view whose own getters throw or lie: the encoder reports it
+    }
   }
 
   /** Encoder hook, for results: moved on this worker's port once the encoding is used, or copied. */

@@ -6,6 +6,8 @@ const { workerData, parentPort } = require("node:worker_threads");
 const { serveLane } = require("./serve.js");
 const { markPoolWorker } = require("./worker-context.js");
 const { WorkerSharedRefs } = require("./shared-refs.js");
+// The runtime this thread runs on, which is the host's (runtimes/).
+const { host } = require("./runtimes/index.js");
 const { installExitGuard, wrap, muteConsole } = require("./exit-guard.js");
 
 // Before any task module loads: what this worker starts is below a pool worker.
@@ -48,7 +50,7 @@ function report(message) {
   }
 }
 
-const shared = new WorkerSharedRefs(workerData.sharedPort, workerData.lane);
+const shared = new WorkerSharedRefs(workerData.sharedPort, workerData.lane, host.moveResultCopies);
 
 served = serveLane(workerData, {
   sleep(index, value, wake) {

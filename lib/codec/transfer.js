@@ -27,6 +27,7 @@ const {
   isView,
   typedArrayTag,
 } = require("./format.js");
+const { copyBytes } = require("./copy.js");
 
 const TRANSFER_ERROR = "KNT_TRANSFER";
 
@@ -38,6 +39,23 @@ const TRANSFER_ERROR = "KNT_TRANSFER";
 // 1.83 at 32 KiB; a result moved and its argument copied (work stealing) 0.83 at 16 KiB,
 // 0.96 at 32 KiB, 1.88 at 64 KiB. From 32 KiB a move is no slower in either topology.
 const TRANSFER_MIN_BYTES = 32 * 1024;
+
+// A worker thread's result of at least this many bytes, a plain binary value (an ArrayBuffer, or a
+// typed array, Buffer or DataView over one), leaves as a moved copy (movedCopy below): the worker
+// copies it into a fresh buffer and moves that, so the host neither copies it out of the payload
+// region nor allocates (and page-faults) a buffer for it. The host's thread is what a pool of large
+// values saturates first (perf, 2026-12-04, Node 20.20, 2 vCPUs: half of all samples at 1 MiB, its
+// two copies and the bench's check most of it), so the copy is better spent on a worker.
+// `node bench/payload-pool-ab.mjs DIR --cells u8:N --no-seq` against the commit before (echo, 2
+// threads, calls/s after/before, median of 3-5 turns, idle VM, 2026-12-04):
+//   one size per process     128 KiB -, 256 KiB 1.30-1.37, 1 MiB 1.47-1.48, 4 MiB 1.39
+//   after 64 KiB-128 KiB     128 KiB 0.73-0.86 (moved at 128 KiB), 256 KiB 1.02-1.04,
+//   cells in the same        1 MiB 0.90-1.03, 4 MiB 0.96-1.01
+// The first row is what glibc's trimming does to a fresh buffer per call (a process that has not
+// freed larger blocks before gives memory back at ~2 MiB free and faults it in again); the second,
+// where the earlier cells left memory in place, is even from 256 KiB and a loss at 128 KiB: a move
+// costs a message and the worker's allocation. Hence 256 KiB.
+const MOVE_COPY_MIN = 256 * 1024;
 
 // ES2024 ArrayBuffer.prototype.transfer moves the memory into a new buffer (no copy); Node 20's V8
 // lacks it, where structuredClone with a transfer list does the same.
@@ -101,6 +119,13 @@ function describe(value) {
  * Marks `value` (an ArrayBuffer, or a typed array / Buffer / DataView that spans its whole
  * ArrayBuffer) for transfer. Detaches the caller's buffer now: its byteLength becomes 0.
  */
+/** The record kind of a view (typed array, Buffer, DataView); undefined for a typed array kind the codec lacks. */
+function viewKind(view) {
+  if (view instanceof Buffer) return K_BUFFER;
+  const tag = typedArrayTag.call(view);
+  return tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
+}
+
 function transfer(value) {
   let buffer;
   let kind;
@@ -109,11 +134,7 @@ function transfer(value) {
     kind = K_ARRAYBUFFER;
   } else if (value !== null && typeof value === "object" && isView(value)) {
     buffer = value.buffer;
-    if (value instanceof Buffer) kind = K_BUFFER;
-    else {
-      const tag = typedArrayTag.call(value);
-      kind = tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
-    }
+    kind = viewKind(value);
     if (kind === undefined) throw transferError(`transfer() does not know the typed array ${describe(value)}`);
   } else {
     throw transferError(
@@ -147,6 +168,41 @@ function transfer(value) {
   return new Transfer(kind, moved);
 }
 
+/**
+ * A marker over a fresh copy of `value`'s bytes, when `value` is a plain binary value (an
+ * ArrayBuffer, or a typed array, Buffer or DataView over one) of MOVE_COPY_MIN bytes or more that
+ * a copy through the payload region could carry under `maxBytes`; otherwise null. `value` itself
+ * is neither detached nor changed: the copy is what moves, so whoever else holds `value` (a task
+ * that keeps what it returns) is unaffected. The receiver gets what a copy through the payload
+ * region gives it: a view of the same kind over a buffer of exactly its bytes.
+ */
+function movedCopy(value, maxBytes) {
+  if (value === null || typeof value !== "object") return null;
+  let kind;
+  let bytes;
+  if (getProto(value) === ArrayBufferProto) {
+    if (isDetachedBuffer(value)) return null;
+    kind = K_ARRAYBUFFER;
+    bytes = new Uint8Array(value);
+  } else if (isView(value)) {
+    const buffer = value.buffer;
+    if (getProto(buffer) !== ArrayBufferProto || isDetachedBuffer(buffer)) return null;
+    kind = viewKind(value);
+    if (kind === undefined) return null;
+    bytes = new Uint8Array(buffer, value.byteOffset, value.byteLength);
+  } else {
+    return null;
+  }
+  const n = bytes.length;
+  // Near or over the limit the encoder decides, as for any copied value (a binary record's head and
+  // padding are under 16 bytes): a value too large to copy is refused, never moved instead.
+  if (n < MOVE_COPY_MIN || n + 16 > maxBytes) return null;
+  // A new ArrayBuffer of exactly n bytes, not zero-filled first (the copy writes every byte).
+  const copy = Buffer.allocUnsafeSlow(n);
+  copyBytes(copy, 0, bytes);
+  return new Transfer(kind, copy.buffer);
+}
+
 /** A marker the encoder met: its bytes as a Uint8Array (throws when an earlier encoding used it). */
 function bytesOf(m) {
   const buffer = Transfer.bufferOf(m);
@@ -159,6 +215,8 @@ function bytesOf(m) {
 module.exports = {
   TRANSFER_ERROR,
   TRANSFER_MIN_BYTES,
+  MOVE_COPY_MIN,
+  movedCopy,
   Transfer,
   bytesOf,
   isTransfer: Transfer.is,
