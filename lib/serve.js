@@ -83,6 +83,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   const payload = new PayloadRegion(payloadBuffer, false, i32, wakeWord);
   // `shared`: how SharedArrayBuffers cross (shared-refs.js).
   const encoder = new Encoder({ maxPayloadBytes, shared });
+  // Worker threads that move large results as copies (shared-refs.js); null or absent elsewhere.
+  const largeResult = shared.largeResult;
   const writer = new SlotWriter(encoder, payload, u8); // answers into slots
   let table = null;
   // `stats: true`: each call's run time goes back in its slot (stats.js).
@@ -191,7 +193,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
     Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
     if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
     // A worker thread's large binary result moves to the host as a copy (shared-refs.js largeResult).
-    if (status === STATUS_VALUE && shared.largeResult !== undefined) value = shared.largeResult(value, maxPayloadBytes);
+    if (largeResult && status === STATUS_VALUE) value = largeResult(value, maxPayloadBytes);
     let written;
     try {
       written = encodeInto(slot, value);

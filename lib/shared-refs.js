@@ -225,13 +225,28 @@ class HostSharedRefs {
 }
 
 /**
+ * A task's result as it is to be encoded: a large binary value becomes a
+ * marker over a copy of it, which then moves (WorkerSharedRefs#transfer);
+ * anything else, and a value that cannot be copied that way, is returned as
+ * it is (the encoder then copies it, or says why it cannot).
+ */
+function largeResult(value, maxBytes) {
+  try {
+    return movedCopy(value, maxBytes) ?? value;
+  } catch {
+    return value; // a view whose own getters throw or lie: the encoder reports it
+  }
+}
+
+/**
  * A worker thread's side: `port` is the one the host attached for it;
  * `moveCopies`: whether large binary results leave as moved copies.
  */
 class WorkerSharedRefs {
   constructor(port, lane, moveCopies) {
     this.port = port;
-    this.moveCopies = moveCopies === true;
+    // serve.js passes each result through it when there is one: null where results are not moved.
+    this.largeResult = moveCopies === true ? largeResult : null;
     this.origin = lane + 1;
     this.seq = 0;
     this.pending = [];
@@ -269,21 +284,6 @@ class WorkerSharedRefs {
     const buf = this.moved.get(seq);
     this.moved.delete(seq);
     return buf;
-  }
-
-  /**
-   * A task's result as it is to be encoded: a large binary value becomes a
-   * marker over a copy of it, which then moves (transfer() below); anything
-   * else, and a value that cannot be copied that way, is returned as it is
-   * (the encoder then copies it, or says why it cannot).
-   */
-  largeResult(value, maxBytes) {
-    if (!this.moveCopies) return value;
-    try {
-      return movedCopy(value, maxBytes) ?? value;
-    } catch {
-      return value; // a view whose own getters throw or lie: the encoder reports it
-    }
   }
 
   /** Encoder hook, for results: moved on this worker's port once the encoding is used, or copied. */

@@ -33,6 +33,7 @@ const {
   K_ARRAYBUFFER,
   KIND_BY_TAG,
   typedArrayTag,
+  viewKind,
   E_ERR_FLAG_CAUSE,
   E_ERR_FLAG_CODE,
   E_ERR_FLAG_ERRORS,
@@ -618,15 +619,9 @@ class Encoder {
   }
 
   _view(v, p) {
-    let kind;
+    const kind = viewKind(v);
+    if (kind === undefined) return this._leaf(v, p); // a typed array kind newer than this codec
     let n;
-    if (v instanceof Buffer) {
-      kind = K_BUFFER;
-    } else {
-      const tag = typedArrayTag.call(v);
-      kind = tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
-      if (kind === undefined) return this._leaf(v, p); // a typed array kind newer than this codec
-    }
     if (kind === K_DATAVIEW) {
       // byteLength throws on a detached DataView, so look at the buffer first
       if (isDetachedBuffer(v.buffer)) throw new Unsendable("detached", v);

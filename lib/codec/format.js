@@ -132,6 +132,13 @@ const typedArrayTag = Object.getOwnPropertyDescriptor(
   Symbol.toStringTag,
 ).get;
 
+/** A view's record kind (typed array, Buffer, DataView); undefined for a typed array kind newer than the codec. */
+function viewKind(view) {
+  if (view instanceof Buffer) return K_BUFFER;
+  const tag = typedArrayTag.call(view);
+  return tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
+}
+
 const E_ERR_FLAG_CAUSE = 1;
 const E_ERR_FLAG_CODE = 2;
 const E_ERR_FLAG_ERRORS = 4;
@@ -257,4 +264,5 @@ module.exports = {
   isDetachedBuffer,
   isView,
   typedArrayTag,
+  viewKind,
 };

@@ -17,15 +17,12 @@
 const {
   ArrayBufferProto,
   SharedArrayBufferProto,
-  KIND_BY_TAG,
   K_ARRAYBUFFER,
-  K_BUFFER,
-  K_DATAVIEW,
   codecError,
   getProto,
   isDetachedBuffer,
   isView,
-  typedArrayTag,
+  viewKind,
 } = require("./format.js");
 const { copyBytes } = require("./copy.js");
 
@@ -119,13 +116,6 @@ function describe(value) {
  * Marks `value` (an ArrayBuffer, or a typed array / Buffer / DataView that spans its whole
  * ArrayBuffer) for transfer. Detaches the caller's buffer now: its byteLength becomes 0.
  */
-/** The record kind of a view (typed array, Buffer, DataView); undefined for a typed array kind the codec lacks. */
-function viewKind(view) {
-  if (view instanceof Buffer) return K_BUFFER;
-  const tag = typedArrayTag.call(view);
-  return tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
-}
-
 function transfer(value) {
   let buffer;
   let kind;
