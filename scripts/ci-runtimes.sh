@@ -48,12 +48,15 @@ suite() {
   for f in "${files[@]}"; do
     # A file that hangs fails on its own after FILE_LIMIT seconds instead of
     # holding CI until its overall limit.
-    if timeout -k 10 "$FILE_LIMIT" "$@" "$f" >>"$out" 2>&1; then
+    local one="$logs/$label.current"
+    if timeout -k 10 "$FILE_LIMIT" "$@" "$f" >"$one" 2>&1; then
       passed=$((passed + 1))
     else
       failed=$((failed + 1))
-      echo "!! $label: $f failed" >>"$out"
+      echo "!! $label: $f failed" >>"$one"
+      cp "$one" "$logs/failed.$label.$(basename "$f").log"
     fi
+    cat "$one" >>"$out"
   done
   # Test counts from the runners' own summaries (bun: " N pass/skip/fail";
   # deno: "ok | N passed | N failed | N ignored").
@@ -93,5 +96,12 @@ env KNITTING_TEST_BUN="$bun" KNITTING_TEST_DENO="$deno" KNITTING_TEST_REQUIRE_RU
   node --test --test-concurrency=1 --test-reporter=tap __test__/process-runtimes.test.mjs || status=1
 echo "== process runtimes: $((SECONDS - start)) s"
 echo "== Bun and Deno in all: $((SECONDS - start_all)) s"
+# The failures again, last, so that the end of CI's output names them (the
+# whole logs above are long enough to push them out of a short tail).
+for failure in "$logs"/failed.*.log; do
+  [ -e "$failure" ] || continue
+  echo "== failed: $(basename "$failure" .log | sed 's/^failed\.//'), its last 80 lines"
+  tail -n 80 "$failure"
+done
 rm -rf "$logs"
 exit "$status"
