@@ -100,8 +100,10 @@ echo "== Bun and Deno in all: $((SECONDS - start_all)) s"
 # whole logs above are long enough to push them out of a short tail).
 for failure in "$logs"/failed.*.log; do
   [ -e "$failure" ] || continue
-  echo "== failed: $(basename "$failure" .log | sed 's/^failed\.//'), its last 80 lines"
-  tail -n 80 "$failure"
+  name=$(basename "$failure" .log)
+  name=${name#failed.}
+  echo "== failed on ${name%%.*}: __test__/${name#*.}, its last 80 lines"
+  tail -n 80 "$failure" | sed 's/\x1b\[[0-9;]*m//g'
 done
 rm -rf "$logs"
 exit "$status"
