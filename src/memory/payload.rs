@@ -244,8 +244,9 @@ pub struct ArenaStats {
 }
 
 /// What this process knows about a region, kept outside it (task code
-/// cannot change it): shared by every `Arena` over the same base address
-/// in this process (all isolates see the same backing store there).
+/// cannot change it): shared by every `Arena` over the same region in this
+/// process (all isolates see the same backing store there), from the
+/// `init` that formatted it.
 #[derive(Debug, Default)]
 pub struct Bounds {
     /// Bytes from the base known to be accessible: the largest length Rust
@@ -258,15 +259,27 @@ pub struct Bounds {
 }
 
 /// Bounds of the regions arenas in this process use, by base address. Weak:
-/// an entry dies with the last `Arena` over it (the memory, kept alive by
-/// the arena's owner, cannot be reused at that address before then).
+/// an entry dies with the last `Arena` over it, or is replaced when a new
+/// region is formatted at its address (see `bounds_of`).
 static BOUNDS: Lazy<Mutex<HashMap<usize, Weak<Bounds>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
-fn bounds_of(base: *mut u8) -> Arc<Bounds> {
+/// The bounds of the region at `base`: with `fresh`, new ones that replace
+/// any this process had for that address (`init` formats a new region);
+/// otherwise the current ones, made if there are none.
+///
+/// Why `init` never reuses them: an `Arena` over an earlier region at the
+/// same address may outlive that region's memory when its owner is torn
+/// down without finalizers (a Deno worker isolate). Its `Bounds` then stay
+/// alive, and reusing them would carry the old region's known length over
+/// to a new, smaller one: a forged `TOP` would then lead past the bytes
+/// that exist (region-fuzz.test.mjs on Deno: SIGSEGV in `alloc`).
+fn bounds_of(base: *mut u8, fresh: bool) -> Arc<Bounds> {
     let mut map = BOUNDS.lock().unwrap_or_else(|e| e.into_inner());
     map.retain(|_, w| w.strong_count() > 0);
-    if let Some(b) = map.get(&(base as usize)).and_then(Weak::upgrade) {
-        return b;
+    if !fresh {
+        if let Some(b) = map.get(&(base as usize)).and_then(Weak::upgrade) {
+            return b;
+        }
     }
     let b = Arc::new(Bounds::default());
     map.insert(base as usize, Arc::downgrade(&b));
@@ -389,11 +402,10 @@ impl Arena {
             base,
             max_len,
             scope: Scope::of(base),
-            bounds: bounds_of(base),
+            // A fresh format: nothing this process concluded about an
+            // earlier region at this address (its length, corruption) holds.
+            bounds: bounds_of(base, true),
         };
-        // A fresh format: whatever this process had concluded about an
-        // earlier region at this address no longer holds.
-        arena.bounds.corrupt.store(false, Ordering::Relaxed);
         arena.bounds.known.fetch_max(committed, Ordering::AcqRel);
         let r = Ordering::Relaxed;
         arena.h32(H_LOCK).store(0, r);
@@ -435,7 +447,7 @@ impl Arena {
                 "payload region of {mapped} bytes has no room for its header"
             ));
         }
-        let bounds = bounds_of(base);
+        let bounds = bounds_of(base, false);
         bounds
             .known
             .fetch_max(mapped.min(max_len), Ordering::AcqRel);
@@ -1498,6 +1510,38 @@ mod tests {
         // SAFETY: the Vec is MIB bytes.
         unsafe { a.mapped(MIB) };
         assert!(a.alloc(40 * KIB).is_ok());
+    }
+
+    #[test]
+    fn a_fresh_format_forgets_what_an_earlier_region_at_its_address_had() {
+        // A region at this address grew to 1 MiB, and an arena over it was
+        // never dropped (a worker isolate torn down without finalizers, as
+        // Deno does). Its memory went, and a new region of 64 KiB now sits
+        // at the same address: a header forged to claim 1 MiB must not make
+        // the new arena carve past 64 KiB on the old region's word. (Found
+        // by region-fuzz.test.mjs on Deno: SIGSEGV in `alloc`, 1 run in ~20.)
+        let mut r = Region::new(MIB);
+        let base = r.base();
+        let old = r.init(MIB);
+        // SAFETY: the Vec is MIB bytes.
+        unsafe { old.mapped(MIB) };
+        // SAFETY: the whole Vec is accessible; the new arena is told 64 KiB are.
+        let a = unsafe { Arena::init(base, 64 * KIB, MIB) };
+        // SAFETY: as above; a worker's view of the new region is 64 KiB.
+        let joined = unsafe { Arena::attach(base, 64 * KIB, MIB) }.unwrap();
+        for forged in [H_COMMITTED, H_MAX_LEN] {
+            // SAFETY: the header is committed and not in use by another thread.
+            unsafe { ptr::write(base.add(forged).cast::<u64>(), MIB as u64) };
+        }
+        // SAFETY: as above; a top past the 64 KiB, inside the old region's.
+        unsafe { ptr::write(base.add(H_TOP).cast::<u64>(), (96 * KIB) as u64) };
+        for arena in [&a, &joined] {
+            assert!(matches!(arena.alloc(10), Err(AllocError::Corrupt(_))));
+        }
+        // SAFETY: as above.
+        unsafe { ptr::write(base.add(H_TOP).cast::<u64>(), (64 * KIB - 48) as u64) };
+        assert!(a.alloc(10).is_ok(), "the new region's own bytes are used");
+        drop(old);
     }
 
     #[test]
