@@ -132,13 +132,6 @@ const typedArrayTag = Object.getOwnPropertyDescriptor(
   Symbol.toStringTag,
 ).get;
 
-/** A view's record kind (typed array, Buffer, DataView); undefined for a typed array kind newer than the codec. */
-function viewKind(view) {
-  if (view instanceof Buffer) return K_BUFFER;
-  const tag = typedArrayTag.call(view);
-  return tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
-}
-
 const E_ERR_FLAG_CAUSE = 1;
 const E_ERR_FLAG_CODE = 2;
 const E_ERR_FLAG_ERRORS = 4;
@@ -166,12 +159,31 @@ const getProto = Object.getPrototypeOf;
 const hasOwn = Object.prototype.hasOwnProperty;
 const isArray = Array.isArray;
 const isView = ArrayBuffer.isView;
+
 const dateGetTime = Date.prototype.getTime;
 const fromCharCode = String.fromCharCode;
 const NON_LATIN1 = /[^\x00-\xff]/;
 
 const I64_MIN = -(2n ** 63n);
 const I64_MAX = 2n ** 63n - 1n;
+
+/** A view's record kind (typed array, Buffer, DataView); undefined for a typed array kind newer than the codec. */
+function viewKind(view) {
+  if (view instanceof Buffer) return K_BUFFER;
+  const tag = typedArrayTag.call(view);
+  return tag === undefined ? K_DATAVIEW : KIND_BY_TAG[tag];
+}
+
+/**
+ * The record kind of a binary value that can move: an ArrayBuffer (K_ARRAYBUFFER), or a view's kind
+ * (viewKind, over any buffer); undefined for anything else. Its buffer is the value itself for
+ * K_ARRAYBUFFER, else `value.buffer`.
+ */
+function binaryKind(value) {
+  if (value === null || typeof value !== "object") return undefined;
+  if (getProto(value) === ArrayBufferProto) return K_ARRAYBUFFER;
+  return isView(value) ? viewKind(value) : undefined;
+}
 
 // --- detached buffers -----------------------------------------------------------------------------
 // Node 20's V8 has no ArrayBuffer.prototype.detached, so fall back to "zero length and slice() throws".
@@ -265,4 +277,5 @@ module.exports = {
   isView,
   typedArrayTag,
   viewKind,
+  binaryKind,
 };

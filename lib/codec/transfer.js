@@ -22,7 +22,7 @@ const {
   getProto,
   isDetachedBuffer,
   isView,
-  viewKind,
+  binaryKind,
 } = require("./format.js");
 const { copyBytes } = require("./copy.js");
 
@@ -117,20 +117,16 @@ function describe(value) {
  * ArrayBuffer) for transfer. Detaches the caller's buffer now: its byteLength becomes 0.
  */
 function transfer(value) {
-  let buffer;
-  let kind;
-  if (value !== null && typeof value === "object" && getProto(value) === ArrayBufferProto) {
-    buffer = value;
-    kind = K_ARRAYBUFFER;
-  } else if (value !== null && typeof value === "object" && isView(value)) {
-    buffer = value.buffer;
-    kind = viewKind(value);
-    if (kind === undefined) throw transferError(`transfer() does not know the typed array ${describe(value)}`);
-  } else {
+  const kind = binaryKind(value);
+  if (kind === undefined) {
+    if (value !== null && typeof value === "object" && isView(value)) {
+      throw transferError(`transfer() does not know the typed array ${describe(value)}`);
+    }
     throw transferError(
       `transfer() takes an ArrayBuffer, or a typed array, Buffer or DataView over all of one; got ${describe(value)}`,
     );
   }
+  const buffer = kind === K_ARRAYBUFFER ? value : value.buffer;
   if (getProto(buffer) === SharedArrayBufferProto) {
     throw transferError(
       "transfer() cannot take a SharedArrayBuffer (or a view over one): its memory is shared, not given up; " +
@@ -167,22 +163,11 @@ function transfer(value) {
  * region gives it: a view of the same kind over a buffer of exactly its bytes.
  */
 function movedCopy(value, maxBytes) {
-  if (value === null || typeof value !== "object") return null;
-  let kind;
-  let bytes;
-  if (getProto(value) === ArrayBufferProto) {
-    if (isDetachedBuffer(value)) return null;
-    kind = K_ARRAYBUFFER;
-    bytes = new Uint8Array(value);
-  } else if (isView(value)) {
-    const buffer = value.buffer;
-    if (getProto(buffer) !== ArrayBufferProto || isDetachedBuffer(buffer)) return null;
-    kind = viewKind(value);
-    if (kind === undefined) return null;
-    bytes = new Uint8Array(buffer, value.byteOffset, value.byteLength);
-  } else {
-    return null;
-  }
+  const kind = binaryKind(value);
+  if (kind === undefined) return null;
+  const buffer = kind === K_ARRAYBUFFER ? value : value.buffer;
+  if (getProto(buffer) !== ArrayBufferProto || isDetachedBuffer(buffer)) return null;
+  const bytes = buffer === value ? new Uint8Array(buffer) : new Uint8Array(buffer, value.byteOffset, value.byteLength);
   const n = bytes.length;
   // Near or over the limit the encoder decides, as for any copied value (a binary record's head and
   // padding are under 16 bytes): a value too large to copy is refused, never moved instead.
