@@ -7,8 +7,10 @@
 // Threads are no sandbox: this guards against a slip, not against code that
 // means harm (which can reach the process in other ways).
 //
-// To name the task, each task function is wrapped (`wrap`): the name of the
+// To name the task, each call runs through `runGuarded`: the name of the
 // task running synchronously, and of those whose promise is pending.
+
+const { invoke } = require("./invoke.js");
 
 let running = null; // the task whose synchronous part runs now
 const pending = new Map(); // task name -> its calls whose promise is pending
@@ -87,24 +89,26 @@ function settled(name) {
   else pending.set(name, n);
 }
 
-/** `fn` (task `name`) recording that it runs, for the refusal's message. */
-function wrap(name, fn) {
-  return function guarded(arg, toolkit) {
-    const outer = running;
-    running = name;
-    let result;
-    try {
-      result = toolkit === undefined ? fn(arg) : fn(arg, toolkit);
-    } finally {
-      running = outer;
-    }
-    if (result !== null && typeof result === "object" && typeof result.then === "function") {
-      pending.set(name, (pending.get(name) || 0) + 1);
-      const done = () => settled(name);
-      Promise.resolve(result).then(done, done);
-    }
-    return result;
-  };
+/**
+ * Runs task `name`'s function `fn` recording that it runs, for the
+ * refusal's message. `fn` comes in as an argument, not from a closure per
+ * task: a closure's constant `fn` is one V8 would inline here (invoke.js).
+ */
+function runGuarded(fn, name, arg, toolkit) {
+  const outer = running;
+  running = name;
+  let result;
+  try {
+    result = invoke(fn, arg, toolkit); // not inlined here (invoke.js)
+  } finally {
+    running = outer;
+  }
+  if (result !== null && typeof result === "object" && typeof result.then === "function") {
+    pending.set(name, (pending.get(name) || 0) + 1);
+    const done = () => settled(name);
+    Promise.resolve(result).then(done, done);
+  }
+  return result;
 }
 
 /** `console: false` in the policy: task code's console output goes nowhere. */
@@ -134,4 +138,4 @@ function muteConsole() {
   }
 }
 
-module.exports = { installExitGuard, wrap, muteConsole };
+module.exports = { installExitGuard, runGuarded, muteConsole };

@@ -23,6 +23,7 @@ const { WaitingAnswers } = require("./room-wait.js");
 const { announce } = require("./doorbell.js");
 const { registry } = require("./task.js");
 const { WorkerRecycle } = require("./recycle-worker.js");
+const { invoke } = require("./invoke.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -37,6 +38,11 @@ const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
 
+/** How a task runs where the runtime has no guard of its own (worker processes). */
+function runPlain(fn, _name, arg, toolkit) {
+  return invoke(fn, arg, toolkit);
+}
+
 /**
  * Starts serving. `setup`: the worker's start-up data (memory, lane, tasks,
  * and `steal` when the pool steals). `sleep(index, value, wake)`: call
@@ -48,7 +54,7 @@ const DEFAULT_SPIN_MICROS = 50;
  * `reason` ("calls", "memory", "idle") and is to end: it exits, or asks the
  * host to end it (then it returns, and the loop takes no step again).
  */
-function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
+function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain, end }) {
   const {
     control,
     payload: payloadBuffer,
@@ -165,6 +171,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
   }
 
   const abortAware = tasks.map((entry) => entry.abortAware === true);
+  const names = tasks.map((entry) => entry.name);
   const clock = () => performance.now();
 
   /** The `signal` an abort-aware task receives: reads its shared abort word. */
@@ -294,7 +301,14 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
       }
       if (typeof table[task] !== "function")
         throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
-      result = abortAware[task] ? table[task](arg, abortToolkit(Slot.signalOf(i32, w))) : table[task](arg);
+      // `runTask`: the runtime's way to run a task (exit-guard.js in worker
+      // threads), which calls it through invoke.js, where V8 never inlines it.
+      result = runTask(
+        table[task],
+        names[task],
+        arg,
+        abortAware[task] ? abortToolkit(Slot.signalOf(i32, w)) : undefined,
+      );
     } catch (err) {
       respond(slot, STATUS_THROWN, err);
       return answered();
@@ -376,8 +390,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, wrapTask, end }) {
     .then(loadTasks)
     .then(
       (loaded) => {
-        // `wrapTask(name, fn)`: the runtime's own wrapper of each task (exit-guard.js), if any.
-        table = wrapTask === undefined ? loaded : loaded.map((fn, i) => wrapTask(tasks[i].name, fn));
+        table = loaded;
         report({ type: "ready" });
         port.serve();
       },

@@ -8,7 +8,7 @@ const { markPoolWorker } = require("./worker-context.js");
 const { WorkerSharedRefs } = require("./shared-refs.js");
 // The runtime this thread runs on, which is the host's (runtimes/).
 const { host } = require("./runtimes/index.js");
-const { installExitGuard, wrap, muteConsole } = require("./exit-guard.js");
+const { installExitGuard, runGuarded, muteConsole } = require("./exit-guard.js");
 
 // Before any task module loads: what this worker starts is below a pool worker.
 markPoolWorker();
@@ -64,7 +64,7 @@ served = serveLane(workerData, {
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
   shared,
   report,
-  wrapTask: wrap,
+  runTask: runGuarded,
   // Left the claimants or its lane (recycling): the host ends this thread
   // with terminate() (recycle.js). Not process.exit: Deno's, in a worker,
   // spins in a loop its isolate's termination is to break, which a second
