@@ -21,7 +21,7 @@
 // random-load (skewed task durations: makespan and latency per balancer), the
 // same beside a busy loop (random-load-loaded), dispatcher-scaling (tiny
 // calls over 1, 2, 4 threads per host topology) and cpu-bound (bursts of
-// ~1 ms calls: overhead over the ideal and CPU used, burst after burst);
+// ~1 ms calls in the user's shape on every runtime: bench/lib/cpu-user.mjs);
 // then the process workload (bench/lib/proc.mjs): worker processes against
 // worker threads, piscina and a child_process.fork + process.send pool; then
 // the server workload (bench/lib/server.mjs): the cost of `stats: true` and
@@ -36,6 +36,7 @@ import { computeTargets, formatTargets } from "./lib/targets.mjs";
 import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
 import { serverConfig, runServer } from "./lib/server.mjs";
+import { startupConfig, runStartup } from "./lib/startup-user.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
@@ -59,7 +60,8 @@ const USAGE = `usage: node bench/run.mjs [options]
                      comma-separated subset of: calls (the main table: tiny calls and
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
-                     dispatcher-scaling, cpu-bound, process, payload, server (default: all)
+                     dispatcher-scaling, cpu-bound, process, payload, server, startup
+                     (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
   --one-process      run all reps of a pool in one child process (default: a fresh
@@ -80,9 +82,14 @@ scheduling workloads (a fresh child process per pool per rep; cpu-bound: per poo
                      dispatcher-scaling thread counts (default 1,2,4)
   --cpu-calls N      cpu-bound calls per burst, each ~1 ms of CPU, all submitted at once
                      (default 2000; --quick: 400)
-  --cpu-reps R       cpu-bound bursts, all in one child process per pool (default 5;
-                     --quick: 2): knitting-native stealing and host.steal false, piscina,
-                     raw postMessage, bare workers; 3 warm-up bursts first; ~50 s
+  --cpu-reps R       cpu-bound bursts per pool per process (default 5; --quick: 2)
+  --cpu-procs N      cpu-bound processes per runtime (default 3; --quick: 1); each runs
+                     bench/user/cpu-burst.mjs: bare workers (the floor), createPool, piscina
+  --cpu-runtimes LIST
+                     cpu-bound runtimes, of node,node22,node24,bun,deno (default: all; one
+                     not installed is reported as such: bench/lib/runtimes.mjs says where
+                     each is looked for); ~1 min per runtime; the startup workload runs on them too
+  --startup-runs N   fresh processes per pool per runtime for startup (default 15; --quick: 3)
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
@@ -125,6 +132,9 @@ const RUN_OPTIONS = {
   "--scaling-threads": ["scalingThreads", listOf(positiveInt)],
   "--cpu-calls": ["cpuCalls", positiveInt],
   "--cpu-reps": ["cpuReps", positiveInt],
+  "--cpu-procs": ["cpuProcs", positiveInt],
+  "--startup-runs": ["startupRuns", positiveInt],
+  "--cpu-runtimes": ["cpuRuntimes", (v, name) => subsetOf(["node", "node22", "node24", "bun", "deno"])(v, name)],
   "--proc-reps": ["procReps", positiveInt],
   "--proc-calls": ["procCalls", positiveInt],
   "--proc-seq": ["procSeq", positiveInt],
@@ -166,7 +176,7 @@ const parseRunArgs = (argv) =>
   });
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server", "startup"];
 
 function makeConfig(o) {
   const quick = o.quick;
@@ -608,6 +618,8 @@ async function main() {
   if (pay) console.log(pay.lines.join("\n"));
   const srv = opts.workloads.includes("server") ? await runServer(serverConfig(opts)) : null;
   if (srv) console.log(srv.lines.join("\n"));
+  const up = opts.workloads.includes("startup") ? await runStartup(startupConfig(opts)) : null;
+  if (up) console.log(up.lines.join("\n"));
   const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
   const failed = [
     ...(calls?.failed ?? []),
@@ -615,6 +627,7 @@ async function main() {
     ...(p?.failed ?? []),
     ...(pay?.failed ?? []),
     ...(srv?.failed ?? []),
+    ...(up?.failed ?? []),
   ];
 
   if (opts.json) {
@@ -630,6 +643,7 @@ async function main() {
       process: p?.json ?? null,
       payload: pay?.json ?? null,
       server: srv?.json ?? null,
+      startup: up?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);

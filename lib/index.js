@@ -3,7 +3,19 @@
 // here, where both task.js and pool.js are known (neither requires the other's
 // entry point: no import cycle).
 
-const { createPool, createSingleTaskPool } = require("./pool.js");
+// pool.js (the host: lanes, the dispatcher, runtimes) loads on the first
+// createPool, not here: every worker imports its task module, and so this
+// entry, only to declare tasks. Loading the host in each worker took ~40% of
+// the time from import to first answer (2026-12-06, Node 24.19, 2 threads:
+// bench/user/startup.mjs).
+let pool = null;
+const loadPool = () => {
+  pool ??= require("./pool.js");
+  return pool;
+};
+/** Creates a pool: see pool.js. */
+const createPool = (...args) => loadPool().createPool(...args);
+const createSingleTaskPool = (...args) => loadPool().createSingleTaskPool(...args);
 const { isPoolWorker } = require("./worker-context.js");
 const tasks = require("./task.js");
 const { WorkerExitError } = require("./errors.js");

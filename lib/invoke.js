@@ -11,7 +11,7 @@
 // replacement does not reach a loop inlined into a caller): a 0.55 ms
 // integer loop took 1.4-2.0 ms per call (2026-12-05, Node 24.19, 2 vCPUs;
 // `--no-maglev-inlining` alone restored 0.57 ms). docs/cpu-tiering.md has
-// the traces and the measurements; __test__/cpu-tiering.test.mjs checks it.
+// the traces and the measurements; __test__/cpu-bound.test.mjs checks it.
 //
 // A call site that has seen more targets than V8 tracks (four) turns
 // megamorphic for good, and V8 (Maglev and Turbofan alike) inlines no

@@ -13,7 +13,6 @@
 
 const native = require("./native.js");
 const { ThreadRuntime } = require("./thread-runtime.js");
-const { ProcessRuntime } = require("./process-runtime.js");
 const { L } = require("./lane.js");
 const Slot = require("./slot.js");
 const { StealHost } = require("./host-steal.js");
@@ -103,7 +102,10 @@ class Pool {
     // Threads or processes: where the memory comes from, how workers start
     // and how a parked one is woken (thread-runtime.js, process-runtime.js).
     this.runtime =
-      options.worker.runtime === "process" ? new ProcessRuntime(options.worker) : new ThreadRuntime(options.worker);
+      options.worker.runtime === "process"
+        ? // Loaded when used: child_process and the IPC codec cost a thread pool's start-up ~10 ms.
+          new (require("./process-runtime.js").ProcessRuntime)(options.worker)
+        : new ThreadRuntime(options.worker);
     const memory = this.runtime.createMemory(
       native.controlBytes(shape.lanes, shape.signals, ...shape.steal),
       options.payloadInitialBytes,

@@ -8,18 +8,8 @@
 // Jobs (job.kind):
 //   random   job.row of RANDOM_POOLS: warm up, then the random-load workload
 //   scaling  job.row of SCALING_CONFIGS: warm up, then tiny calls
-//   cpu      job.row of CPU_POOLS: warm up, then cfg.reps bursts of cfg.calls
-//            work() calls, all submitted at once, in this one process
-import {
-  RANDOM_POOLS,
-  SCALING_CONFIGS,
-  CPU_POOLS,
-  LoadError,
-  createKnitting,
-  createPeer,
-  checkTopology,
-} from "./sched-pools.mjs";
-import { tinyCalls, randomPlan, randomLoad, foreignLoad, cpuBound, threadCpu, warmUp } from "./workloads.mjs";
+import { RANDOM_POOLS, SCALING_CONFIGS, LoadError, createKnitting, createPeer, checkTopology } from "./sched-pools.mjs";
+import { tinyCalls, randomPlan, randomLoad, foreignLoad, warmUp } from "./workloads.mjs";
 import { jobRecord, closePool, runChild, firstLines } from "./child-job.mjs";
 
 const gc = typeof globalThis.gc === "function" ? globalThis.gc : () => {};
@@ -30,72 +20,8 @@ function planIters(cfg, seed, calls) {
   return Array.from(plan.us, (us) => Math.round(us * cfg.itersPerUs));
 }
 
-/**
- * The cpu-bound bursts: per rep, the wall time, the time work() measured
- * inside the tasks, and the CPU time of the main thread (the host) and of
- * all other threads (the workers, plus V8's helper threads) meanwhile,
- * pushed onto `reps` as they finish (a failing rep keeps the earlier ones).
- */
-async function cpuReps(pool, cfg, reps, phase, note, log) {
-  let workUs = 0;
-  // cpuBound checks that call i returns i; work() returns [i, µs].
-  const run = (i, iters) =>
-    pool.work(i, iters).then((r) => {
-      if (!Array.isArray(r) || !(r[1] >= 0)) return r;
-      workUs += r[1];
-      return r[0];
-    });
-  // The floor row has no per-call interface: one message per worker per burst.
-  const burst = pool.burst
-    ? async (calls, iters) => {
-        const t = process.hrtime.bigint();
-        workUs = await pool.burst(calls, iters);
-        return { tasks: calls, makespanMs: Number(process.hrtime.bigint() - t) / 1e6, mismatches: 0 };
-      }
-    : (calls, iters) => cpuBound(run, calls, iters);
-  phase("warmup");
-  for (let k = 0; k < (cfg.warmupBursts ?? 1); k++)
-    note(await burst(cfg.warmupCalls, cfg.iters), "warm-up (cpu-bound)");
-  // No gc() between the bursts: a forced full collection frees objects that
-  // optimised code of the host depends on, and V8 throws that code away
-  // (--trace-deopt: "weak objects", 5-8 functions per gc(), the pool's place,
-  // settle and drain among them), so every burst began with ~20 compiles on
-  // V8's threads, which take CPU from the workers. Without it, and after the
-  // three warm-up bursts, 0-8 compiles per burst (2026-12-03, Node 20.20);
-  // V8 still runs the major collections it chooses (--trace-gc: a few of
-  // 5-20 ms per pool), as in any program.
-  for (let rep = 1; rep <= cfg.reps; rep++) {
-    phase(`cpu-bound rep ${rep}/${cfg.reps}`);
-    workUs = 0;
-    const t0 = threadCpu();
-    const fl = foreignLoad();
-    const c = note(await burst(cfg.calls, cfg.iters), `cpu-bound rep ${rep}`);
-    const noise = fl.stop();
-    const t1 = threadCpu();
-    let hostMs = null;
-    let threadsMs = null;
-    if (t0 && t1) {
-      hostMs = t1.get(process.pid) - t0.get(process.pid);
-      threadsMs = 0;
-      for (const [tid, ms] of t1) if (tid !== process.pid) threadsMs += ms - (t0.get(tid) ?? 0);
-    }
-    reps.push({
-      wallMs: c.makespanMs,
-      workMs: workUs / 1000,
-      hostMs,
-      threadsMs,
-      foreignCores: noise?.foreignCores ?? null,
-    });
-    log(
-      `cpu-bound rep ${rep}: ${c.makespanMs.toFixed(1)} ms, ${(workUs / 1000).toFixed(0)} ms of ` +
-        `work measured in the tasks` +
-        (threadsMs === null ? "" : `; CPU: host ${hostMs} ms, other threads ${threadsMs} ms`),
-    );
-  }
-}
-
 async function runJob(job, phase) {
-  const rows = job.kind === "random" ? RANDOM_POOLS : job.kind === "cpu" ? CPU_POOLS : SCALING_CONFIGS;
+  const rows = job.kind === "random" ? RANDOM_POOLS : SCALING_CONFIGS;
   const row = rows.find((r) => r.key === job.row);
   const cfg = job.cfg;
   const name = `${row.label} x${job.threads}`;
@@ -121,10 +47,7 @@ async function runJob(job, phase) {
   }
 
   try {
-    if (job.kind === "cpu") {
-      result.cpu = [];
-      await cpuReps(pool, cfg, result.cpu, phase, note, log);
-    } else if (job.kind === "random") {
+    if (job.kind === "random") {
       phase("warmup");
       // gc() before the warm-up, never between it and the run (workloads.mjs, warmUp).
       gc();

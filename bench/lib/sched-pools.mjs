@@ -63,28 +63,8 @@ export const SCALING_CONFIGS = [
   },
 ];
 
-/**
- * cpu-bound rows; `peer` names the other pool a row runs (createPeer).
- */
-export const CPU_POOLS = [
-  { key: "steal", label: "knitting-native, stealing (default)", options: {}, steal: () => true },
-  {
-    key: "noSteal",
-    label: "knitting-native, host: { steal: false }",
-    options: { host: { steal: false } },
-    steal: () => false,
-  },
-  { key: "piscina", label: "piscina", peer: "piscina" },
-  { key: "raw", label: "raw postMessage", peer: "raw" },
-  { key: "bare", label: "bare workers, no pool (the machine's floor)", peer: "bare" },
-];
-
-/**
- * The pool of a row with `peer` (true or "piscina": piscina; "raw": raw
- * postMessage; "bare": no pool, see bare-workers.mjs).
- */
+/** The pool of a row with `peer` (true or "piscina": piscina; "raw": raw postMessage). */
 export async function createPeer(row, threads) {
-  if (row.peer === "bare") return (await import("../peers/bare-workers.mjs")).createBareWorkers(threads);
   return row.peer === "raw" ? createRaw(threads) : createPiscina(threads);
 }
 

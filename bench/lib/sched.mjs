@@ -10,17 +10,17 @@
 //                       one core occupied (bench/lib/hog.mjs)
 //   dispatcher-scaling  tiny-call throughput over thread counts, for each way
 //                       of placing calls and of waiting for answers
-//   cpu-bound           bursts of ~1 ms calls, all submitted at once, several
-//                       bursts in one process per pool: overhead over the
-//                       ideal per burst, and the CPU the threads used for it
+//   cpu-bound           bursts of ~1 ms calls in the user's shape, on every
+//                       runtime installed (bench/lib/cpu-user.mjs)
 import { fileURLToPath } from "node:url";
-import { median, max, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./stats.mjs";
+import { median, percentiles, fmtInt, fmtUs, fmtRatio, renderTable } from "./stats.mjs";
 import { superviseChild } from "./supervise.mjs";
 import { addTarget, formatTargets } from "./targets.mjs";
 import { randomPlan } from "./workloads.mjs";
 import { calibrateWork } from "./busy.mjs";
 import { startHog } from "./hog.mjs";
-import { RANDOM_POOLS, SCALING_CONFIGS, CPU_POOLS } from "./sched-pools.mjs";
+import { RANDOM_POOLS, SCALING_CONFIGS } from "./sched-pools.mjs";
+import { cpuUserConfig, cpuUserLoad } from "./cpu-user.mjs";
 
 export const SCHED_WORKLOADS = ["random-load", "random-load-loaded", "dispatcher-scaling", "cpu-bound"];
 
@@ -61,25 +61,7 @@ export function schedConfig(o) {
       window: o.window,
       warmupCalls: Math.min(scalingCalls, 5_000),
     },
-    // One process per pool (not per rep): a pool that degrades after its
-    // first burst must show it, as one run of 2 x 2,000 x 1 ms calls
-    // repeated 5 times did (1.55-1.95 s from the second burst on).
-    cpu: {
-      threads: o.threads,
-      calls: o.cpuCalls ?? (quick ? 400 : 2_000),
-      reps: o.cpuReps ?? (quick ? 2 : 5),
-      callUs: 1_000,
-      // Warm-up: three bursts of the measured size, the same for every pool.
-      // With one, the first measured burst was the worst of the stealing row
-      // in 7 of 10 idle runs (2026-12-03, Node 20.20): the workers' per-call
-      // functions were still being compiled (--trace-opt: 39-48 TurboFan
-      // compiles in that burst, 11-24 in the second; after three warm-up
-      // bursts 4), and on 2 cores V8's compiler threads take their CPU from
-      // the workers.
-      warmupBursts: 3,
-      warmupCalls: undefined, // per warm-up burst; = calls
-      iters: undefined, // callUs at the calibrated speed, set when the workload runs
-    },
+    cpuUser: cpuUserConfig(o),
   };
 }
 
@@ -448,171 +430,6 @@ async function dispatcherScaling(cfg, sc) {
   };
 }
 
-// ---- cpu-bound ---------------------------------------------------------------------
-
-const pct = (v) => (Number.isFinite(v) ? `${v >= 0 ? "+" : ""}${(v * 100).toFixed(1)}%` : "-");
-const ms = (v) => (Number.isFinite(v) ? v.toFixed(0) : "-");
-
-async function cpuBoundLoad(cfg, sc) {
-  const itersPerUs = calibrateWork();
-  const cc = { ...cfg.cpu, iters: Math.round(cfg.cpu.callUs * itersPerUs) };
-  cc.warmupCalls ??= cc.calls;
-  const workMs = (cc.calls * cc.callUs) / 1000;
-  const idealMs = workMs / cc.threads;
-  process.stderr.write(
-    `bench: cpu-bound: ${cc.reps} x ${fmtInt(cc.calls)} calls of ${cc.callUs / 1000} ms, ` +
-      `${cc.threads} threads, one process per pool; work() runs ${itersPerUs.toFixed(1)} rounds/µs here\n`,
-  );
-  const jobs = CPU_POOLS.map((row) => ({
-    id: row.key,
-    workload: "cpu-bound",
-    label: row.label,
-    threads: cc.threads,
-    job: { kind: "cpu", row: row.key, threads: cc.threads, cfg: cc },
-  }));
-  const runs = await runJobs(jobs, 1, sc);
-
-  const summary = {};
-  const rows = [];
-  const notes = [];
-  for (const row of CPU_POOLS) {
-    const r = runs.get(row.key)[0];
-    const reps = r.cpu ?? [];
-    const over = reps.map((x) => (x.wallMs - idealMs) / idealMs);
-    const worst = reps.length ? over.indexOf(max(over)) : -1;
-    const s = {
-      key: row.key,
-      label: row.label,
-      ...health([r]),
-      reps,
-      overhead: over,
-      overheadMedian: median(over),
-      overheadWorst: over[worst] ?? NaN,
-      worstRep: worst + 1,
-      wallWorstMs: reps[worst]?.wallMs ?? NaN,
-    };
-    summary[row.key] = s;
-    notes.push(...noteOf(row.label, s));
-    if (!reps.length) {
-      rows.push([row.label, s.status === "unavailable" ? "NOT AVAILABLE" : "FAILED", "-", "-", "-", "-", "-", "-"]);
-      continue;
-    }
-    const pick = (f) => median(reps.map(f).filter(Number.isFinite));
-    const label = row.label + (s.mismatches > 0 ? " (WRONG RESULTS)" : s.status !== "ok" ? " (FAILED)" : "");
-    rows.push([
-      label,
-      ms(pick((x) => x.wallMs)),
-      pct(s.overheadMedian),
-      `${pct(s.overheadWorst)} (rep ${s.worstRep})`,
-      ms(pick((x) => x.workMs)),
-      ms(pick((x) => x.hostMs)),
-      `${ms(pick((x) => x.threadsMs))} / ${ms(max(reps.map((x) => x.threadsMs ?? NaN)))}`,
-      Number.isFinite(pick((x) => x.foreignCores)) ? pick((x) => x.foreignCores).toFixed(2) : "-",
-    ]);
-  }
-  const header = [
-    [
-      "pool",
-      "wall ms",
-      "overhead median",
-      "overhead worst",
-      "work in tasks ms",
-      "host CPU ms",
-      "other threads CPU ms (median / worst)",
-      "other load (cores)",
-    ],
-  ];
-
-  const steal = summary.steal;
-  const pisc = summary.piscina;
-  const targets = [];
-  addTarget(
-    targets,
-    "cpu-bound: stealing, worst rep <= 15% over ideal",
-    steal.overheadWorst,
-    0.15,
-    "<=",
-    `${ms(steal.wallWorstMs)} vs ${ms(idealMs)} ms`,
-    pct,
-  );
-  addTarget(
-    targets,
-    "cpu-bound: stealing's worst rep <= piscina's",
-    steal.wallWorstMs / pisc.wallWorstMs,
-    1,
-    "<=",
-    `${ms(steal.wallWorstMs)} vs ${ms(pisc.wallWorstMs)} ms`,
-  );
-  // What the pool itself costs: its median burst over the floor's (two bare
-  // workers running the same calls with no pool), measured in the same run.
-  const floor = summary.bare;
-  if (floor && floor.reps.length) {
-    const med = (s2) => median(s2.reps.map((x) => x.wallMs));
-    addTarget(
-      targets,
-      "cpu-bound: stealing's median burst <= 1.10 x the bare workers' (the pool's own cost)",
-      med(steal) / med(floor),
-      1.1,
-      "<=",
-      `${ms(med(steal))} vs ${ms(med(floor))} ms`,
-    );
-  }
-
-  const out = [];
-  out.push(
-    `cpu-bound: ${cc.reps} bursts of ${fmtInt(cc.calls)} x work(i, ${fmtInt(cc.iters)} rounds), ` +
-      `each burst submitted at once ` +
-      `and awaited, ${cc.threads} threads; ` +
-      `all bursts of a pool in one process (after ${cc.warmupBursts} warm-up bursts of ${cc.warmupCalls} calls)`,
-  );
-  out.push(
-    `  one call = ${cc.callUs / 1000} ms of CPU on an undisturbed core (work() calibrated here at ` +
-      `${itersPerUs.toFixed(1)} ` +
-      `rounds/µs); ideal = ${fmtInt(cc.calls)} x ${cc.callUs / 1000} ms / ${cc.threads} threads = ` +
-      `${ms(idealMs)} ms per burst; ` +
-      "overhead = (wall - ideal) / ideal",
-  );
-  out.push(
-    `  work in tasks = the loop's wall time measured inside the tasks (${ms(workMs)} ms when no ` +
-      `other thread took the cores); ` +
-      "host CPU = the main thread's CPU time during the burst; other threads = every other thread " +
-      "of the pool's process" +
-      ` (the workers, plus V8's helpers): ~${ms(workMs)} ms when the workers only work, more when ` +
-      `they spin (/proc/self/task/*/stat, 10 ms ticks)`,
-  );
-  out.push("");
-  out.push(renderTable(header, rows));
-  for (const n of notes) out.push(`note: ${n.replace(/\n/g, "\n      ")}`);
-  // Other processes' load decides most of a burst's overhead on a shared
-  // machine: shown per burst, so a slow burst on an idle machine stands out.
-  const cores = (v) => (Number.isFinite(v) ? v.toFixed(2) : "-");
-  out.push("per-rep overhead / wall ms / host CPU ms / other threads CPU ms / other load (cores):");
-  for (const row of CPU_POOLS) {
-    const s = summary[row.key];
-    if (!s.reps.length) continue;
-    const list = (f) => `[${s.reps.map(f).join(", ")}]`;
-    out.push(
-      `  ${row.label}: [${s.overhead.map(pct).join(", ")}] / ${list((x) => ms(x.wallMs))} / ` +
-        `${list((x) => ms(x.hostMs ?? NaN))} / ${list((x) => ms(x.threadsMs ?? NaN))} / ` +
-        `${list((x) => cores(x.foreignCores ?? NaN))}`,
-    );
-  }
-  out.push("");
-  out.push(
-    ...formatTargets(targets, steal).map((l, i) => (i === 0 ? "targets (cpu-bound, knitting-native stealing):" : l)),
-  );
-  return {
-    lines: out,
-    json: { config: cc, idealMs, results: summary, targets },
-    failed: Object.values(summary)
-      .filter((s) => s.status === "error")
-      .map((s) => s.label),
-    wrong: Object.values(summary)
-      .filter((s) => s.mismatches > 0)
-      .map((s) => `${s.label} (${s.mismatches} mismatches)`),
-  };
-}
-
 /**
  * Runs the scheduling workloads named in `which` (of SCHED_WORKLOADS) with
  * `cfg` from schedConfig(); returns { lines, json, failed, wrong }.
@@ -627,7 +444,7 @@ export async function runScheduling(which, cfg) {
     ["random-load", randomLoad],
     ["random-load-loaded", (c, s) => randomLoad(c, s, true)],
     ["dispatcher-scaling", dispatcherScaling],
-    ["cpu-bound", cpuBoundLoad],
+    ["cpu-bound", cpuUserLoad],
   ];
   for (const [name, run] of all) {
     if (!which.includes(name)) continue;
