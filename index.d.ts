@@ -754,7 +754,7 @@ export interface PoolOptions {
    * `inliner` (the host's inline lane is then the only lane). A fixed size:
    * the shorthand for `minThreads` = `maxThreads` = `threads`; given with
    * either, they must agree (else a `RangeError`, `KNT_INVALID_OPTION`).
-   * @default os.availableParallelism() - 1, and at least 1
+   * @default os.availableParallelism()
    */
   threads?: number;
   /**
@@ -769,7 +769,7 @@ export interface PoolOptions {
    * with `host: { steal: true }` at most the stealing region's claimant
    * limit). Shared memory is sized for it up front. While more calls wait
    * than the running workers run, the pool starts workers up to it.
-   * @default max(minThreads, os.availableParallelism() - 1)
+   * @default max(minThreads, os.availableParallelism())
    */
   maxThreads?: number;
   /**
