@@ -27,18 +27,28 @@ function runExample(file, args = []) {
 
 test("every example is tested here and listed in examples/README.md", () => {
   const files = readdirSync(examples).filter((f) => f.endsWith(".mjs") || f.endsWith(".js") || f.endsWith(".cjs"));
-  assert.deepEqual(files.sort(), ["cpu-heavy.mjs", "http-server.mjs", "process-workers.mjs", "quick-start.mjs"]);
+  assert.deepEqual(files.sort(), [
+    "cpu-heavy.mjs",
+    "http-server.mjs",
+    "process-workers.mjs",
+    "quick-start.cjs",
+    "quick-start.mjs",
+  ]);
   const readme = readFileSync(new URL("../examples/README.md", import.meta.url), "utf8");
   for (const f of files) assert.ok(readme.includes(`(${f})`), `examples/README.md does not link ${f}`);
   for (const f of files) {
     const src = readFileSync(new URL(`../examples/${f}`, import.meta.url), "utf8");
-    assert.match(src, /from "knitting-native"/, `${f} imports the package by name`);
+    assert.match(src, /from "knitting-native"|require\("knitting-native"\)/, `${f} imports the package by name`);
     assert.match(src, /if \(isMain\)/, `${f} keeps the pool behind isMain`);
   }
 });
 
 test("examples/quick-start.mjs", () => {
   assert.equal(runExample("quick-start.mjs"), "add([1, 2]) = 3\nsquare(7)   = 49\n10,000 calls, last = 19998\n");
+});
+
+test("examples/quick-start.cjs: the same as CommonJS", () => {
+  assert.equal(runExample("quick-start.cjs"), "add([1, 2]) = 3\nsquare(7)   = 49\n10,000 calls, last = 19998\n");
 });
 
 test("examples/cpu-heavy.mjs: SHA-256 in the workers matches the host's", () => {
