@@ -155,6 +155,10 @@ test("every js/mjs/cjs/ts snippet in README.md and docs/*.md runs as written", (
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, "node_modules"));
   symlinkSync(root, join(dir, "node_modules", "knitting-native"), "dir");
+  // Deno resolves a bare name from node_modules only when package.json names it.
+  const manifest = { name: "snippets", private: true, dependencies: { "knitting-native": "*" } };
+  writeFileSync(join(dir, "package.json"), JSON.stringify(manifest));
+  const runArgs = (file) => (typeof Deno === "undefined" ? [file] : ["run", "-A", file]);
   const env = { ...process.env };
   delete env.KNITTING_DEBUG;
   delete env.KNITTING_NATIVE_BINARY;
@@ -179,7 +183,7 @@ test("every js/mjs/cjs/ts snippet in README.md and docs/*.md runs as written", (
       }
       const file = join(dir, `${base}.${s.lang === "cjs" ? "cjs" : "mjs"}`);
       writeFileSync(file, s.code);
-      const child = spawnSync(process.execPath, [file], { cwd: dir, encoding: "utf8", timeout: 60_000, env });
+      const child = spawnSync(process.execPath, runArgs(file), { cwd: dir, encoding: "utf8", timeout: 60_000, env });
       ran++;
       if (child.status !== 0 || child.signal) {
         failures.push(`${where}: exited with ${child.status ?? child.signal}: ${child.stderr.slice(0, 600)}`);
