@@ -844,8 +844,15 @@ export interface PoolOptions {
   stats?: boolean;
 }
 
+/**
+ * The global `URL` type where one is declared (`@types/node`, lib "dom"), else
+ * `never` (paths are then strings only): taken from `typeof globalThis`, as
+ * {@link AbortSignalType} is, so that this file compiles without either.
+ */
+type URLType = typeof globalThis extends { URL: { prototype: infer U } } ? U : never;
+
 /** A path for {@link PermissionPolicy}: absolute, relative to `cwd`, `~/...`, or a `file:` URL. */
-export type PermissionPath = string | URL;
+export type PermissionPath = string | URLType;
 
 /** System information names of {@link PermissionPolicy.sys} (Deno's). */
 export type PermissionSysName =

@@ -265,7 +265,7 @@ test(
           (e) => e,
         );
         assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
-        // Bun ends such a worker with exit code 0 (README, Supported runtimes).
+        // Bun ends such a worker with exit code 0 (docs/api.md, Supported Node.js versions and runtimes).
         assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, permission);
         assert.equal(err.threadId, threadId);
         assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
