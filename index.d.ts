@@ -620,6 +620,16 @@ export interface WorkerOptions {
    */
   resolveAfterFinishingAll?: boolean;
   /**
+   * When `true`, a task in a worker thread may end its worker with
+   * `process.exit()` (or `Deno.exit()`): its calls reject with
+   * `"KNT_WORKER_EXIT"` and a replacement starts. When `false`, those throw
+   * `"KNT_PROCESS_EXIT_REFUSED"` in the task. `process.kill()` and
+   * `process.abort()` are refused either way; worker processes always let a
+   * task exit.
+   * @default false
+   */
+  allowExit?: boolean;
+  /**
    * A module each worker imports, awaiting its export `name` called with
    * `data`, before it loads the task modules; see {@link BootstrapOptions}.
    * @default none
@@ -820,9 +830,9 @@ export interface PoolOptions {
    * permission model; see {@link PermissionPolicy}. `"unsafe"`: nothing is
    * restricted. `"strict"`: the hardened baseline (`{ mode: "strict" }`).
    * A restriction the pool's runtime cannot enforce (a scoped `net` list or
-   * `env.allow` on Node.js, any file restriction for worker threads, any
-   * policy with `inliner`) is a `TypeError` (`KNT_INVALID_OPTION`) naming
-   * the key and the runtime.
+   * `env.allow` on Node.js, `"strict"` or any other restricting policy for
+   * worker threads, which share the process, any policy with `inliner`) is a
+   * `TypeError` (`KNT_INVALID_OPTION`) naming the key and the runtime.
    * @default "unsafe"
    */
   permission?: "unsafe" | "strict" | PermissionPolicy;
@@ -971,9 +981,10 @@ export interface PermissionPolicy {
  *   `ArrayBuffer` or a view over all of one, a `SharedArrayBuffer`, a detached
  *   buffer), or a marker was sent twice or nested inside another value (a `TypeError`).
  * - `"KNT_PROCESS_EXIT_REFUSED"`: task code in a worker thread called
- *   `process.abort()` (always refused) or `process.exit()` (refused under a
- *   `permission` policy); the error's `task` names the task when known, and
- *   the worker keeps running.
+ *   `process.abort()` or `process.kill()` (always refused), or
+ *   `process.exit()`, `process.reallyExit()` or `Deno.exit()` (refused
+ *   unless `worker.allowExit`); the error's `task` names the task when
+ *   known, and the worker keeps running.
  */
 export type KnittingErrorCode =
   | "KNT_ERROR_0"

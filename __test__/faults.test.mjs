@@ -119,7 +119,8 @@ for (const taskName of ["throwSync", "rejectAsync"]) {
  * complete; a replacement worker takes over its lane.
  */
 async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
-  const pool = createPool({ threads: 2, host: { steal } })(T);
+  // allowExit: the killers include process.exit(), which thread workers refuse by default.
+  const pool = createPool({ threads: 2, host: { steal }, worker: { allowExit: true } })(T);
   try {
     const p = await warm(pool);
     const before = p.workers.map((w) => w.threadId);
@@ -464,7 +465,7 @@ test("a forged RES bit for a call still running fails that call with KNT_REGION_
 // `takeFinished()` on that lane and `settle()` the finished slots (the
 // exited thread's stores are visible once "exit" fires).
 test("calls a worker answered before it died resolve with their results", async () => {
-  const pool = createPool({ threads: 1 })(T);
+  const pool = createPool({ threads: 1, worker: { allowExit: true } })(T);
   try {
     const p = await warm(pool);
     const lane = p.topology.lanes[0];
@@ -510,6 +511,7 @@ test("payload blocks of calls lost with a dead worker are freed (the region does
   const MIB = 1024 * 1024;
   const pool = createPool({
     threads: 1,
+    worker: { allowExit: true },
     payload: { payloadInitialBytes: MIB, payloadMaxByteLength: 2 * MIB, maxPayloadBytes: MIB },
   })(T);
   const big = (c) => c.repeat(300_000);

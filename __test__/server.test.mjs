@@ -302,7 +302,9 @@ test("worker.maxMemoryBeforeRecycle: a worker whose heap passed the limit is rep
 const EVENTS_TITLE =
   "workerCreate and workerExit: the first workers, a crash, a hard timeout and shutdown, each with its reason";
 test(EVENTS_TITLE, async () => {
-  const pool = createPool({ threads: 2, host: { steal: false }, worker: { hardTimeoutMs: 300 } })(tasks);
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { hardTimeoutMs: 300, allowExit: true } })(
+    tasks,
+  );
   const created = [];
   const exited = [];
   pool.on("workerCreate", (e) => created.push(e));

@@ -203,7 +203,10 @@ test(
     const warnings = [];
     const onWarning = (w) => warnings.push(w);
     process.on("warning", onWarning);
-    const pool = createPool({ threads: 1, host: { steal: false } })({ exitNow: T.exitNow, add: T.add });
+    const pool = createPool({ threads: 1, host: { steal: false }, worker: { allowExit: true } })({
+      exitNow: T.exitNow,
+      add: T.add,
+    });
     try {
       await pool.ready;
       for (let i = 0; i < 4; i++) {
