@@ -961,6 +961,9 @@ export interface PermissionPolicy {
  * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
  * - `"KNT_POOL_IN_WORKER"`: `createPool` ran inside a pool worker (a task
  *   module creating its pool without the `isMain` guard).
+ * - `"KNT_CREATE_POOL_FORM"`: `createPool(options, tasks)` (the form is
+ *   `createPool(options)(tasks)`), or `call`/`shutdown`/`ready` read on the
+ *   function `createPool(options)` returns (a `TypeError`).
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
  * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
@@ -1004,6 +1007,7 @@ export type KnittingErrorCode =
   | "KNT_INVALID_TASK"
   | "KNT_POOL_IN_WORKER"
   | "KNT_UNKNOWN_TASK"
+  | "KNT_CREATE_POOL_FORM"
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED";
 
@@ -1269,6 +1273,15 @@ export declare function createPool(options?: PoolOptions): PoolFactory;
  * workers and get a {@link Pool}.
  */
 export interface PoolFactory {
+  /**
+   * Not a pool: give the factory its tasks first, `createPool(options)(tasks).call`.
+   * Reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`).
+   */
+  readonly call: never;
+  /** Not a pool: reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`). */
+  readonly shutdown: never;
+  /** Not a pool: reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`). */
+  readonly ready: never;
   /**
    * Tasks as an array: the pool calls them by index, `pool.call[0](arg)`.
    * An array literal is typed as a tuple, so each index keeps its task's

@@ -467,14 +467,46 @@ function safeCallerHref() {
  * createPool(options)(tasks): a pool of worker threads running `tasks`.
  * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
  */
-function createPool(options) {
+function createPool(options, ...rest) {
+  if (rest.length > 0 && rest[0] !== undefined) {
+    throw formError(
+      "createPool takes the options alone and returns a function that takes the tasks: write " +
+        "createPool(options)({ ...tasks }), not createPool(options, tasks)",
+    );
+  }
   refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
-  return function withTasks(tasks) {
+  return notAPool(function withTasks(tasks) {
     const href = callerHref();
     const table = buildTaskTable(tasks, href);
     return publicPool(new Pool(resolved, table, href));
-  };
+  });
+}
+
+/** A TypeError for createPool used in the wrong form. */
+function formError(message) {
+  const err = new TypeError(`knitting-native: ${message}`);
+  err.code = "KNT_CREATE_POOL_FORM";
+  return err;
+}
+
+/**
+ * createPool(options) returns a function, whose own `call` (Function.prototype.call)
+ * would make `factory.call.add(...)` fail with "not a function": a pool's
+ * members on the factory throw an error that shows the form instead.
+ */
+function notAPool(factory) {
+  for (const name of ["call", "shutdown", "ready"]) {
+    Object.defineProperty(factory, name, {
+      get() {
+        throw formError(
+          `.${name} was read on the function createPool(options) returns, not on a pool: give it the ` +
+            `tasks first, const pool = createPool(options)({ ...tasks }), then pool.${name}`,
+        );
+      },
+    });
+  }
+  return factory;
 }
 
 /** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */

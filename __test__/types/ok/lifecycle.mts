@@ -262,6 +262,7 @@ type _workerKeys = Assert<
     | "resourceLimits"
     | "hardTimeoutMs"
     | "resolveAfterFinishingAll"
+    | "allowExit"
     | "bootstrap"
     | "timers"
     | "maxCallsBeforeRecycle"
@@ -319,6 +320,7 @@ type _codes = Assert<
     | "KNT_INVALID_TASK"
     | "KNT_POOL_IN_WORKER"
     | "KNT_UNKNOWN_TASK"
+    | "KNT_CREATE_POOL_FORM"
     | "KNT_TOO_MANY_TASKS"
     | "KNT_WORKER_START_FAILED"
   >
