@@ -964,6 +964,12 @@ export interface PermissionPolicy {
  * - `"KNT_CREATE_POOL_FORM"`: `createPool(options, tasks)` (the form is
  *   `createPool(options)(tasks)`), or `call`/`shutdown`/`ready` read on the
  *   function `createPool(options)` returns (a `TypeError`).
+ * - `"KNT_TASK_NOT_FOUND"`: a worker did not find a task when it imported its
+ *   module (a `task()` declared conditionally, a missing `importTask` export).
+ * - `"KNT_TASK_MISMATCH"`: the worker found another function at a task's place.
+ * - `"KNT_INVALID_ARGUMENT"`: a bad argument to `shutdown(delayMs)` or
+ *   `stableTaskID(href, at)`.
+ * - `"KNT_RUNTIME_UNAVAILABLE"`: a worker process runtime's executable is missing.
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
  * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
@@ -1008,6 +1014,10 @@ export type KnittingErrorCode =
   | "KNT_POOL_IN_WORKER"
   | "KNT_UNKNOWN_TASK"
   | "KNT_CREATE_POOL_FORM"
+  | "KNT_TASK_NOT_FOUND"
+  | "KNT_TASK_MISMATCH"
+  | "KNT_INVALID_ARGUMENT"
+  | "KNT_RUNTIME_UNAVAILABLE"
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED";
 

@@ -595,6 +595,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
   const { mainOnly } = await import("./fixtures/fault-import-main-only.mjs");
   await failsWith({ mainOnly }, "mainOnly", (e) => {
     assert.match(String(e && e.message), /task "mainOnly" .*was not found when the worker imported that module/);
+    assert.equal(e.code, "KNT_TASK_NOT_FOUND");
   });
 });
 
@@ -616,6 +617,7 @@ test("a task whose position differs between host and workers is never silently r
     const [r] = await settleAll([pool.call.shifted()], SETTLE_MS, "shifted call");
     if (r.status === "rejected") {
       assert.match(String(r.reason && r.reason.message), /shifted/);
+      assert.equal(r.reason.code, "KNT_TASK_MISMATCH");
     } else {
       assert.equal(r.value, "shifted ran", "the call ran another task than the one named");
     }

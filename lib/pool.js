@@ -26,7 +26,7 @@ const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
 const { callerHref } = require("./caller.js");
-const { shutdownError, WorkerExitError } = require("./errors.js");
+const { shutdownError, WorkerExitError, codedError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
 const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
@@ -51,7 +51,9 @@ function checkInlineOnly(options, table) {
   if (options.threads !== 0) return;
   const imported = table.find((entry) => entry.fn === null);
   if (imported !== undefined) {
-    throw new TypeError(
+    throw codedError(
+      TypeError,
+      "KNT_INVALID_OPTION",
       `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
         `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
     );
@@ -290,7 +292,9 @@ class Pool {
       const again = killed ? hard.recoverUnstarted(this, lane) : [];
       this.killedFor[lane] = null;
       this.topology.workersChanged();
-      const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
+      const own =
+        reported ||
+        codedError(Error, "KNT_WORKER_EXIT", `knitting-native: worker ${lane} (${label}) exited with ${how}`);
       // Calls a replacement held before it was ready never ran: when it
       // reported why it could not start, they reject with the start-up error
       // (the pool's first), not a WorkerExitError. One ended from outside
@@ -370,7 +374,9 @@ class Pool {
     if (delayMs !== undefined && (typeof delayMs !== "number" || !(delayMs >= 0) || !Number.isFinite(delayMs))) {
       // Not a shutdown: a bad argument must not stop the pool.
       return Promise.reject(
-        new RangeError(
+        codedError(
+          RangeError,
+          "KNT_INVALID_ARGUMENT",
           `knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ` +
             `${String(delayMs)}`,
         ),
