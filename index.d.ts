@@ -969,6 +969,8 @@ export interface PermissionPolicy {
  * - `"KNT_TASK_MISMATCH"`: the worker found another function at a task's place.
  * - `"KNT_INVALID_ARGUMENT"`: a bad argument to `shutdown(delayMs)` or
  *   `stableTaskID(href, at)`.
+ * - `"KNT_NO_MODULE_FILE"`: a task of `createPool` is declared in `node -e`, a
+ *   REPL or stdin, which workers cannot import (a `TypeError`).
  * - `"KNT_RUNTIME_UNAVAILABLE"`: a worker process runtime's executable is missing.
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
@@ -1018,6 +1020,7 @@ export type KnittingErrorCode =
   | "KNT_TASK_MISMATCH"
   | "KNT_INVALID_ARGUMENT"
   | "KNT_RUNTIME_UNAVAILABLE"
+  | "KNT_NO_MODULE_FILE"
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED";
 

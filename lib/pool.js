@@ -25,7 +25,7 @@ const { SlotWriter } = require("./slot-write.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
-const { callerHref } = require("./caller.js");
+const { callerHref, noModuleFile } = require("./caller.js");
 const { shutdownError, WorkerExitError, codedError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
@@ -485,8 +485,28 @@ function createPool(options, ...rest) {
   return notAPool(function withTasks(tasks) {
     const href = callerHref();
     const table = buildTaskTable(tasks, href);
+    refuseWithoutModuleFile(table);
     return publicPool(new Pool(resolved, table, href));
   });
+}
+
+/**
+ * Workers import the module that declares each task: code given to `node -e`,
+ * a REPL or stdin has no file to import (the worker would fail with "Cannot
+ * find module '[eval]'"). Tasks declared in a file serve such a pool.
+ */
+function refuseWithoutModuleFile(table) {
+  for (const entry of table) {
+    const name = noModuleFile(entry.href);
+    if (name === null) continue;
+    throw codedError(
+      TypeError,
+      "KNT_NO_MODULE_FILE",
+      `knitting-native: task "${entry.name}" is declared in ${name} (node -e, a REPL or stdin), which is no ` +
+        "module file, and workers import the module that declares each task: put the tasks in a module file " +
+        "(tasks.mjs, say) and import them from there, or run the script as node script.mjs",
+    );
+  }
 }
 
 /** A TypeError for createPool used in the wrong form. */
@@ -520,7 +540,9 @@ function createSingleTaskPool(options, task) {
   refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   const href = callerHref();
-  const pool = new Pool(resolved, buildTaskTable({ task }, href), href);
+  const table = buildTaskTable({ task }, href);
+  refuseWithoutModuleFile(table);
+  const pool = new Pool(resolved, table, href);
   const full = publicPool(pool);
   const api = {
     call: (arg, callOptions) => pool.submit(0, arg, callOptions),

@@ -325,6 +325,7 @@ type _codes = Assert<
     | "KNT_TASK_MISMATCH"
     | "KNT_INVALID_ARGUMENT"
     | "KNT_RUNTIME_UNAVAILABLE"
+    | "KNT_NO_MODULE_FILE"
     | "KNT_TOO_MANY_TASKS"
     | "KNT_WORKER_START_FAILED"
   >
