@@ -399,6 +399,12 @@ export interface PoolStats {
   inFlight: number;
   /** Calls waiting for a slot ({@link PoolLifecycle.queueSize}). */
   queued: number;
+  /**
+   * Workers running now (started and not yet exited), with or without
+   * `stats: true`: an elastic pool's running workers, not its `maxThreads`
+   * lanes; 0 once shut down. piscina's and tinypool's `pool.threads.length`.
+   */
+  threads: number;
   /** Milliseconds since the pool was created. */
   elapsedMs: number;
   /** With `stats: true`: how long tasks ran in the workers; else null. */

@@ -281,7 +281,12 @@ class Pool {
         // The lane's first worker died while importing the task modules: a
         // restart would too.
         this.fail(
-          reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`),
+          reported ||
+            codedError(
+              Error,
+              "KNT_WORKER_EXIT",
+              `knitting-native: worker ${lane} (${label}) exited with ${how} while starting`,
+            ),
         );
         return;
       }
