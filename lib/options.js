@@ -303,6 +303,7 @@ function resolveWorker(worker, env = process.env) {
     bootstrap: undefined,
     timers: DEFAULT_TIMERS,
     recycle: null,
+    allowExit: false,
   };
   if (worker === undefined) return out;
   checkObject(worker, "worker");
@@ -315,6 +316,7 @@ function resolveWorker(worker, env = process.env) {
       "resolveAfterFinishingAll",
       "bootstrap",
       "timers",
+      "allowExit",
       ...server.RECYCLE_KEYS,
       ...PROCESS_KEYS,
     ],
@@ -381,6 +383,15 @@ function resolveWorker(worker, env = process.env) {
       );
     }
     out.resolveAfterFinishingAll = worker.resolveAfterFinishingAll;
+  }
+  if (worker.allowExit !== undefined) {
+    if (typeof worker.allowExit !== "boolean") {
+      throw optionError(
+        TypeError,
+        `knitting-native: worker.allowExit must be a boolean, got ${describe(worker.allowExit)}`,
+      );
+    }
+    out.allowExit = worker.allowExit;
   }
   if (worker.bootstrap !== undefined) {
     const b = worker.bootstrap;
