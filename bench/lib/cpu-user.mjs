@@ -115,9 +115,10 @@ export async function cpuUserLoad(cfg, sc) {
       addTarget(targets, `${label}: median burst <= 1.10x the floor`, median(per.knitting), 1.1, "<=", "", ratio);
       addTarget(targets, `${label}: worst burst <= 1.20x the floor`, max(per.knitting), 1.2, "<=", "", ratio);
       addTarget(targets, `${label}: host CPU < 10% of the burst`, median(per.host), 0.1, "<", "", pct);
+      for (const t of targets.slice(-3)) t.failed = per.errors.length > 0;
     }
   }
-  const header = [["runtime", "floor ms", "knitting-native / floor", "piscina / floor", "host CPU / wall", "errors"]];
+  const header = [["runtime", "floor ms", "knitting-native / floor", "piscina / floor", "host CPU / wall", "other load", "errors"]];
   const lines = [
     `cpu-bound (user's shape: bench/user/): ${cc.procs} process(es) per runtime, each: bare workers ` +
       `(floor), then createPool({ threads: ${cc.threads} }), then piscina; ${cc.bursts} bursts of ` +

@@ -48,7 +48,11 @@ export function addTarget(targets, name, value, limit, cmp, detail, fmt) {
   targets.push({ name, value, limit, cmp, met: ok, detail, ...(fmt ? { fmt } : {}) });
 }
 
-/** The "targets (knitting-native):" lines; `ours` decides INVALID / failed verdicts. */
+/**
+ * The "targets (knitting-native):" lines; `ours` decides INVALID / failed
+ * verdicts, or a target's own `failed` (a workload run once per runtime marks
+ * only that runtime's targets).
+ */
 export function formatTargets(targets, ours) {
   const out = ["targets (knitting-native):"];
   const tw = Math.max(...targets.map((t) => t.name.length));
@@ -58,7 +62,7 @@ export function formatTargets(targets, ours) {
         ? "n/a (not measured)"
         : ours.mismatches > 0
           ? "INVALID (wrong results)"
-          : ours.status !== "ok"
+          : (t.failed ?? ours.status !== "ok")
             ? t.met
               ? "MET (but the pool failed later)"
               : "NOT MET (and the pool failed)"

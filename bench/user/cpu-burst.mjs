@@ -125,6 +125,9 @@ for (const [name, run] of [
   ["knitting", knitting],
   ["piscina", piscina],
 ]) {
+  // The harness shows stderr's last line when a process dies without its
+  // result: this names the pool it died in.
+  process.stderr.write(`cpu-burst: ${name} started\n`);
   try {
     result.pools[name] = { bursts: await run(n) };
   } catch (e) {
@@ -132,4 +135,5 @@ for (const [name, run] of [
   }
 }
 process.stdout.write(`${JSON.stringify(result)}\n`);
+process.stderr.write("cpu-burst: done\n");
 process.exit(0);
