@@ -247,7 +247,9 @@ export interface PoolLifecycle {
    * Shuts the pool down; resolves once every worker thread has exited. Calls
    * made afterwards reject with a {@link KnittingError} whose `code` is
    * `"KNT_POOL_SHUTDOWN"`, as do calls still pending when the workers are
-   * stopped.
+   * stopped. Those rejections come just after this promise resolves, never
+   * before, so a handler attached after `await pool.shutdown()` still
+   * catches them.
    *
    * Without `delayMs` (and without `worker.resolveAfterFinishingAll`), pending
    * calls are rejected at once. With `delayMs`, calls already submitted get up

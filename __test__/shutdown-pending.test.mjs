@@ -76,3 +76,66 @@ test("an abort-aware call waiting for its argument rejects at shutdown too", asy
   waiting.reject(new Error("after the fact")); // settled already: nothing happens
   await within(done, 10_000, "shutdown");
 });
+
+// A call shutdown rejects rejects only once shutdown() has resolved, so
+// `const p = call(); await pool.shutdown(); p.catch(...)` is safe: Node ends
+// the process on an unhandled rejection by default. With `early`, handlers
+// are attached at once and the order of the settlements is checked; without,
+// they are attached only after `await pool.shutdown()` and no rejection may
+// go unhandled.
+async function rejectsAfterShutdown(pool, makeCalls, { early, delayMs }) {
+  const unhandled = [];
+  const onUnhandled = (reason) => unhandled.push(reason);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    const order = [];
+    const watch = (call) =>
+      call.then(
+        () => (order.push("call resolved"), null),
+        (e) => (order.push("call rejected"), e),
+      );
+    const calls = makeCalls();
+    const done = pool.shutdown(delayMs);
+    done.then(() => order.push("shutdown resolved"));
+    calls.push(pool.call.echoAfter(["after shutdown()", 0])); // made while shutdown runs
+    const watched = early ? calls.map(watch) : null;
+    await within(done, 10_000, "shutdown");
+    const errors = await within(Promise.all(watched ?? calls.map(watch)), 10_000, "the calls shutdown rejects");
+    for (const err of errors) assert.equal(err?.code, "KNT_POOL_SHUTDOWN");
+    assert.deepEqual(order, ["shutdown resolved", ...calls.map(() => "call rejected")]);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(unhandled, [], "no unhandled rejection");
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+}
+
+for (const [name, options] of shapes) {
+  for (const early of [true, false]) {
+    const when = early ? "at once" : "after it";
+    test(`${name}: calls shutdown rejects reject after shutdown() resolves (handlers ${when})`, async () => {
+      const pool = createPool(options)({ echoAfter: t.echoAfter });
+      await within(pool.call.echoAfter(["warm", 0]), 10_000, "a first call");
+      const makeCalls = () => [
+        pool.call.echoAfter(never()), // waiting for its argument
+        pool.call.echoAfter(["running", 2_000]), // submitted, still running at shutdown
+      ];
+      await rejectsAfterShutdown(pool, makeCalls, { early });
+    });
+  }
+}
+
+test("shutdown(delayMs): the calls still running at the delay reject after shutdown resolves", async () => {
+  for (const early of [true, false]) {
+    const pool = createPool({ threads: 1 })({ echoAfter: t.echoAfter });
+    await within(pool.call.echoAfter(["warm", 0]), 10_000, "a first call");
+    const makeCalls = () => [pool.call.echoAfter(never()), pool.call.echoAfter(["slow", 60_000])];
+    await rejectsAfterShutdown(pool, makeCalls, { early, delayMs: 20 });
+  }
+});
+
+test("a call made after shutdown has resolved still rejects with KNT_POOL_SHUTDOWN", async () => {
+  const pool = createPool({ threads: 1 })({ echoAfter: t.echoAfter });
+  await within(pool.shutdown(), 10_000, "shutdown");
+  await assert.rejects(pool.call.echoAfter(["late", 0]), { code: "KNT_POOL_SHUTDOWN" });
+});

@@ -55,8 +55,12 @@ function extraOf(call) {
 }
 
 const callMethods = {
-  /** Settles a call once; later attempts (a late response, a late timer) do nothing. */
-  finish(call, ok, value) {
+  /**
+   * Settles a call once; later attempts (a late response, a late timer) do
+   * nothing. `late`: a rejection by shutdown, whose promise rejects only once
+   * shutdown() has resolved (the bookkeeping is done now).
+   */
+  finish(call, ok, value, late = false) {
     if (call.done) return;
     call.done = true;
     const extra = call.extra;
@@ -70,6 +74,7 @@ const callMethods = {
     this.stats.settled(ok);
     if (call.shared !== null) this.sharedRefs.release(call.shared);
     if (ok) call.resolve(value);
+    else if (late) this.shutdownGate.then(() => call.reject(value));
     else call.reject(value);
     if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
   },
@@ -100,7 +105,14 @@ const callMethods = {
   },
 
   submit(task, arg, callOptions) {
-    if (this.state !== OPEN) return this.early(task, Promise.reject(shutdownError()));
+    if (this.state !== OPEN) {
+      // Made after shutdown(): rejects once shutdown has resolved, like the calls it rejects.
+      const err = shutdownError();
+      return this.early(
+        task,
+        this.shutdownGate.then(() => Promise.reject(err)),
+      );
+    }
     if (this.failure !== null) return this.early(task, Promise.reject(this.failure));
     let abortSignal = null;
     if (callOptions !== undefined) {
@@ -190,10 +202,12 @@ const callMethods = {
     // Until the argument settles the call is in no queue and no slot, so
     // shutdown reaches it through `awaitingArg` (an argument that never
     // settles must not leave the call pending forever).
-    const abandon = (reason) => {
+    const abandon = (reason, late = false) => {
+      if (abortedWith !== null) return; // settled already
       this.awaitingArg.delete(abandon);
       abortedWith = { reason };
-      rejectOuter(reason);
+      if (late) this.shutdownGate.then(() => rejectOuter(reason));
+      else rejectOuter(reason);
     };
     const outer = new Promise((resolve, reject) => {
       rejectOuter = reject;
@@ -217,17 +231,18 @@ const callMethods = {
     this.awaitingArg.add(abandon);
     if (this.table[task].abortAware) {
       outer.reject = (reason) => {
-        if (inner !== null) inner.reject(reason);
-        else abandon(reason);
-        rejectOuter(reason);
+        if (inner !== null) {
+          inner.reject(reason);
+          rejectOuter(reason);
+        } else abandon(reason);
       };
     }
     return outer;
   },
 
-  /** Shutdown: calls still waiting for their argument reject with `err`. */
-  abandonAwaitingArg(err) {
-    for (const abandon of [...this.awaitingArg]) abandon(err);
+  /** Calls still waiting for their argument reject with `err` (`late`: see finish). */
+  abandonAwaitingArg(err, late = false) {
+    for (const abandon of [...this.awaitingArg]) abandon(err, late);
   },
 
   /** host traces: each new power-of-two peak of calls waiting for a slot. */

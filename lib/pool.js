@@ -71,6 +71,9 @@ class Pool {
     this.inFlight = 0; // calls placed in slots (answered or not)
     this.pending = 0; // calls submitted and not yet settled
     this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
+    // Resolves just after shutdown() does: the calls shutdown rejects reject
+    // then, so `await pool.shutdown(); p.catch(...)` leaves no unhandled rejection.
+    this.shutdownGate = null;
     // SharedArrayBuffers in arguments and results: by reference to threads, refused to processes.
     this.sharedRefs = options.worker.runtime === "process" ? null : new HostSharedRefs(options.threads);
     this.encoder = new Encoder({
@@ -362,12 +365,13 @@ class Pool {
     this.updateStarting();
   }
 
-  rejectAll(err) {
-    this.abandonAwaitingArg(err);
-    for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err);
+  /** `late`: shutdown's rejections, which wait for `shutdownGate`. */
+  rejectAll(err, late = false) {
+    this.abandonAwaitingArg(err, late);
+    for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err, late);
     this.queue = [];
     this.queueHead = 0;
-    for (const call of this.topology.placedCalls()) this.finish(call, false, err);
+    for (const call of this.topology.placedCalls()) this.finish(call, false, err, late);
   }
 
   shutdown(delayMs) {
@@ -383,15 +387,21 @@ class Pool {
         ),
       );
     }
+    let openGate;
+    this.shutdownGate = new Promise((resolve) => (openGate = resolve));
     // New calls reject from here on, so a call whose argument arrives later
-    // would too: it rejects now, even while submitted calls may finish.
-    this.abandonAwaitingArg(shutdownError());
+    // would too: it is settled now (its promise rejects once shutdown has
+    // resolved), even while submitted calls may finish.
+    this.abandonAwaitingArg(shutdownError(), true);
     const wait = this.options.worker.resolveAfterFinishingAll || delayMs !== undefined;
     if (this.debug) {
       this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);
     }
     if (!wait || this.pending === 0) {
       this.shutdownPromise = this.close();
+      // Registered before the caller's own reaction, so the gate opens first
+      // and the rejections follow the caller's `await` in the same turn.
+      this.shutdownPromise.then(openGate, openGate);
       return this.shutdownPromise;
     }
     this.state = DRAINING;
@@ -405,6 +415,7 @@ class Pool {
       this.drainedResolve = done;
       if (delayMs !== undefined) timer = setTimeout(done, delayMs);
     });
+    this.shutdownPromise.then(openGate, openGate);
     return this.shutdownPromise;
   }
 
@@ -413,7 +424,7 @@ class Pool {
     this.state = CLOSED;
     this.liveness.setClosing(true); // until every worker has exited
     this.startup.close();
-    this.rejectAll(shutdownError());
+    this.rejectAll(shutdownError(), true);
     this.readyReject(shutdownError());
     this.loop.close();
     if (this.elastic !== null) this.elastic.close();
