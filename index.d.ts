@@ -401,6 +401,12 @@ export interface PoolStats {
   inFlight: number;
   /** Calls waiting for a slot ({@link PoolLifecycle.queueSize}). */
   queued: number;
+  /**
+   * Workers running now (started and not yet exited), with or without
+   * `stats: true`: an elastic pool's running workers, not its `maxThreads`
+   * lanes; 0 once shut down. piscina's and tinypool's `pool.threads.length`.
+   */
+  threads: number;
   /** Milliseconds since the pool was created. */
   elapsedMs: number;
   /** With `stats: true`: how long tasks ran in the workers; else null. */
@@ -635,6 +641,16 @@ export interface WorkerOptions {
    */
   resolveAfterFinishingAll?: boolean;
   /**
+   * When `true`, a task in a worker thread may end its worker with
+   * `process.exit()` (or `Deno.exit()`): its calls reject with
+   * `"KNT_WORKER_EXIT"` and a replacement starts. When `false`, those throw
+   * `"KNT_PROCESS_EXIT_REFUSED"` in the task. `process.kill()` and
+   * `process.abort()` are refused either way; worker processes always let a
+   * task exit.
+   * @default false
+   */
+  allowExit?: boolean;
+  /**
    * A module each worker imports, awaiting its export `name` called with
    * `data`, before it loads the task modules; see {@link BootstrapOptions}.
    * @default none
@@ -769,7 +785,7 @@ export interface PoolOptions {
    * `inliner` (the host's inline lane is then the only lane). A fixed size:
    * the shorthand for `minThreads` = `maxThreads` = `threads`; given with
    * either, they must agree (else a `RangeError`, `KNT_INVALID_OPTION`).
-   * @default os.availableParallelism() - 1, and at least 1
+   * @default os.availableParallelism()
    */
   threads?: number;
   /**
@@ -784,7 +800,7 @@ export interface PoolOptions {
    * with `host: { steal: true }` at most the stealing region's claimant
    * limit). Shared memory is sized for it up front. While more calls wait
    * than the running workers run, the pool starts workers up to it.
-   * @default max(minThreads, os.availableParallelism() - 1)
+   * @default max(minThreads, os.availableParallelism())
    */
   maxThreads?: number;
   /**
@@ -835,9 +851,9 @@ export interface PoolOptions {
    * permission model; see {@link PermissionPolicy}. `"unsafe"`: nothing is
    * restricted. `"strict"`: the hardened baseline (`{ mode: "strict" }`).
    * A restriction the pool's runtime cannot enforce (a scoped `net` list or
-   * `env.allow` on Node.js, any file restriction for worker threads, any
-   * policy with `inliner`) is a `TypeError` (`KNT_INVALID_OPTION`) naming
-   * the key and the runtime.
+   * `env.allow` on Node.js, `"strict"` or any other restricting policy for
+   * worker threads, which share the process, any policy with `inliner`) is a
+   * `TypeError` (`KNT_INVALID_OPTION`) naming the key and the runtime.
    * @default "unsafe"
    */
   permission?: "unsafe" | "strict" | PermissionPolicy;
@@ -859,8 +875,15 @@ export interface PoolOptions {
   stats?: boolean;
 }
 
+/**
+ * The global `URL` type where one is declared (`@types/node`, lib "dom"), else
+ * `never` (paths are then strings only): taken from `typeof globalThis`, as
+ * {@link AbortSignalType} is, so that this file compiles without either.
+ */
+type URLType = typeof globalThis extends { URL: { prototype: infer U } } ? U : never;
+
 /** A path for {@link PermissionPolicy}: absolute, relative to `cwd`, `~/...`, or a `file:` URL. */
-export type PermissionPath = string | URL;
+export type PermissionPath = string | URLType;
 
 /** System information names of {@link PermissionPolicy.sys} (Deno's). */
 export type PermissionSysName =
@@ -966,6 +989,17 @@ export interface PermissionPolicy {
  * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
  * - `"KNT_POOL_IN_WORKER"`: `createPool` ran inside a pool worker (a task
  *   module creating its pool without the `isMain` guard).
+ * - `"KNT_CREATE_POOL_FORM"`: `createPool(options, tasks)` (the form is
+ *   `createPool(options)(tasks)`), or `call`/`shutdown`/`ready` read on the
+ *   function `createPool(options)` returns (a `TypeError`).
+ * - `"KNT_TASK_NOT_FOUND"`: a worker did not find a task when it imported its
+ *   module (a `task()` declared conditionally, a missing `importTask` export).
+ * - `"KNT_TASK_MISMATCH"`: the worker found another function at a task's place.
+ * - `"KNT_INVALID_ARGUMENT"`: a bad argument to `shutdown(delayMs)` or
+ *   `stableTaskID(href, at)`.
+ * - `"KNT_NO_MODULE_FILE"`: a task of `createPool` is declared in `node -e`, a
+ *   REPL or stdin, which workers cannot import (a `TypeError`).
+ * - `"KNT_RUNTIME_UNAVAILABLE"`: a worker process runtime's executable is missing.
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
  * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
@@ -989,9 +1023,10 @@ export interface PermissionPolicy {
  *   `ArrayBuffer` or a view over all of one, a `SharedArrayBuffer`, a detached
  *   buffer), or a marker was sent twice or nested inside another value (a `TypeError`).
  * - `"KNT_PROCESS_EXIT_REFUSED"`: task code in a worker thread called
- *   `process.abort()` (always refused) or `process.exit()` (refused under a
- *   `permission` policy); the error's `task` names the task when known, and
- *   the worker keeps running.
+ *   `process.abort()` or `process.kill()` (always refused), or
+ *   `process.exit()`, `process.reallyExit()` or `Deno.exit()` (refused
+ *   unless `worker.allowExit`); the error's `task` names the task when
+ *   known, and the worker keeps running.
  */
 export type KnittingErrorCode =
   | "KNT_ERROR_0"
@@ -1012,6 +1047,12 @@ export type KnittingErrorCode =
   | "KNT_INVALID_TASK"
   | "KNT_POOL_IN_WORKER"
   | "KNT_UNKNOWN_TASK"
+  | "KNT_CREATE_POOL_FORM"
+  | "KNT_TASK_NOT_FOUND"
+  | "KNT_TASK_MISMATCH"
+  | "KNT_INVALID_ARGUMENT"
+  | "KNT_RUNTIME_UNAVAILABLE"
+  | "KNT_NO_MODULE_FILE"
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED";
 
@@ -1278,6 +1319,15 @@ export declare function createPool(options?: PoolOptions): PoolFactory;
  * workers and get a {@link Pool}.
  */
 export interface PoolFactory {
+  /**
+   * Not a pool: give the factory its tasks first, `createPool(options)(tasks).call`.
+   * Reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`).
+   */
+  readonly call: never;
+  /** Not a pool: reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`). */
+  readonly shutdown: never;
+  /** Not a pool: reading it throws a `TypeError` (`KNT_CREATE_POOL_FORM`). */
+  readonly ready: never;
   /**
    * Tasks as an array: the pool calls them by index, `pool.call[0](arg)`.
    * An array literal is typed as a tuple, so each index keeps its task's

@@ -146,6 +146,23 @@ test("createPool(options)(tasks) rejects wrong task tables with a TypeError nami
   }
 });
 
+test("createPool(options, tasks) is a TypeError showing the curried form; the factory has no misleading call", () => {
+  const form = (pattern) => (err) => {
+    assert.ok(err instanceof TypeError, `a TypeError, got ${err}`);
+    assert.equal(err.code, "KNT_CREATE_POOL_FORM");
+    assert.match(err.message, pattern);
+    return true;
+  };
+  assert.throws(() => createPool({ threads: 1 }, T), form(/createPool\(options\)\(\{ \.\.\.tasks \}\)/));
+  // No pool was started: the factory is refused before any worker.
+  const factory = createPool({ threads: 1 });
+  assert.throws(() => factory.call.whoAmI(1), form(/\.call was read on the function createPool\(options\) returns/));
+  assert.throws(() => factory.shutdown(), form(/then pool\.shutdown/));
+  assert.throws(() => factory.ready, form(/pool\.ready/));
+  // The factory still makes a pool.
+  return factory(T).shutdown();
+});
+
 test("task() rejects wrong definitions with a TypeError/RangeError naming the key", () => {
   const f = (v) => v;
   const cases = [

@@ -7,7 +7,11 @@ import { add, delayed, exitWorker } from "./fixtures/tasks.mjs";
 
 test("a worker that exits rejects the calls it held with WorkerExitError and is replaced", async () => {
   // Private lanes: the two slow calls are on different workers' lanes.
-  const pool = createPool({ threads: 2, host: { steal: false } })({ add, delayed, exitWorker });
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { allowExit: true } })({
+    add,
+    delayed,
+    exitWorker,
+  });
   try {
     // Keep both lanes busy, then kill one worker from inside a task.
     const slow = [pool.call.delayed(["a", 200]), pool.call.delayed(["b", 200])];

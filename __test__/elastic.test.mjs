@@ -37,6 +37,7 @@ for (const [label, mode] of MODES) {
     const w = watch(pool);
     await pool.ready;
     assert.equal(w.created, 1, "minThreads workers at the start");
+    assert.equal(pool.stats().threads, 1, "stats().threads: the running workers, not maxThreads lanes");
     const calls = [];
     for (let i = 0; i < 60; i++) calls.push(pool.call.double([i, 2]));
     const results = await Promise.all(calls);
@@ -48,6 +49,7 @@ for (const [label, mode] of MODES) {
     assert.equal(w.indexes.size, 3, "grew to maxThreads while calls waited");
     await until(() => w.alive.size === 1, 30_000, "the pool to shrink to minThreads");
     assert.equal(w.exits.idle, w.created - 1, "every worker beyond minThreads left as idle");
+    await until(() => pool.stats().threads === 1, 30_000, "stats().threads to count the one worker left");
     // It stays at minThreads: the last worker never leaves for being idle.
     await sleep(200);
     assert.equal(w.alive.size, 1);

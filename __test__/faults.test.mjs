@@ -119,7 +119,8 @@ for (const taskName of ["throwSync", "rejectAsync"]) {
  * complete; a replacement worker takes over its lane.
  */
 async function workerDies(kill, { exitCode, cause, killerResolves }, steal) {
-  const pool = createPool({ threads: 2, host: { steal } })(T);
+  // allowExit: the killers include process.exit(), which thread workers refuse by default.
+  const pool = createPool({ threads: 2, host: { steal }, worker: { allowExit: true } })(T);
   try {
     const p = await warm(pool);
     const before = p.workers.map((w) => w.threadId);
@@ -464,7 +465,7 @@ test("a forged RES bit for a call still running fails that call with KNT_REGION_
 // `takeFinished()` on that lane and `settle()` the finished slots (the
 // exited thread's stores are visible once "exit" fires).
 test("calls a worker answered before it died resolve with their results", async () => {
-  const pool = createPool({ threads: 1 })(T);
+  const pool = createPool({ threads: 1, worker: { allowExit: true } })(T);
   try {
     const p = await warm(pool);
     const lane = p.topology.lanes[0];
@@ -510,6 +511,7 @@ test("payload blocks of calls lost with a dead worker are freed (the region does
   const MIB = 1024 * 1024;
   const pool = createPool({
     threads: 1,
+    worker: { allowExit: true },
     payload: { payloadInitialBytes: MIB, payloadMaxByteLength: 2 * MIB, maxPayloadBytes: MIB },
   })(T);
   const big = (c) => c.repeat(300_000);
@@ -593,6 +595,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
   const { mainOnly } = await import("./fixtures/fault-import-main-only.mjs");
   await failsWith({ mainOnly }, "mainOnly", (e) => {
     assert.match(String(e && e.message), /task "mainOnly" .*was not found when the worker imported that module/);
+    assert.equal(e.code, "KNT_TASK_NOT_FOUND");
   });
 });
 
@@ -614,6 +617,7 @@ test("a task whose position differs between host and workers is never silently r
     const [r] = await settleAll([pool.call.shifted()], SETTLE_MS, "shifted call");
     if (r.status === "rejected") {
       assert.match(String(r.reason && r.reason.message), /shifted/);
+      assert.equal(r.reason.code, "KNT_TASK_MISMATCH");
     } else {
       assert.equal(r.value, "shifted ran", "the call ran another task than the one named");
     }

@@ -1,6 +1,6 @@
 import test from "node:test";
 import assert from "node:assert/strict";
-import { createPool, task } from "../index.mjs";
+import { createPool, task, stableTaskID } from "../index.mjs";
 import * as t from "./fixtures/lifecycle-tasks.mjs";
 import { within, sleep, until } from "./helpers/wait.mjs";
 import { internals } from "./helpers/internals.mjs";
@@ -200,6 +200,41 @@ test("worker.bootstrap runs before task modules; its failure rejects calls and r
   } finally {
     await bad.shutdown();
   }
+});
+
+test("errors of task loading, a bad bootstrap and bad arguments each carry a code", async () => {
+  const code = (expected) => (err) => {
+    assert.equal(err.code, expected, String(err));
+    return true;
+  };
+  const missing = createPool({ threads: 1 })({ missing: t.missing });
+  try {
+    await assert.rejects(within(missing.call.missing(1), 10_000, "missing export"), code("KNT_TASK_NOT_FOUND"));
+    await assert.rejects(missing.ready, code("KNT_TASK_NOT_FOUND"));
+  } finally {
+    await missing.shutdown();
+  }
+  const noBoot = createPool({
+    threads: 1,
+    worker: { bootstrap: { href: "./fixtures/bootstrap-ok.mjs", name: "absent" } },
+  })({ quick: t.quick });
+  try {
+    const err = await within(
+      noBoot.call.quick(1).catch((e) => e),
+      10_000,
+      "bootstrap without that export",
+    );
+    assert.match(err.message, /worker\.bootstrap: .* has no exported function "absent"/);
+    assert.equal(err.code, "KNT_INVALID_OPTION");
+  } finally {
+    await noBoot.shutdown();
+  }
+  const open = createPool({ threads: 1 })({ quick: t.quick });
+  await assert.rejects(open.shutdown(-1), code("KNT_INVALID_ARGUMENT"));
+  await open.shutdown();
+  assert.throws(() => stableTaskID(5, 0), code("KNT_INVALID_ARGUMENT"));
+  assert.throws(() => stableTaskID("file:///x", "0"), code("KNT_INVALID_ARGUMENT"));
+  assert.throws(() => createPool({ threads: 0, inliner: {} })({ triple: t.triple }), code("KNT_INVALID_OPTION"));
 });
 
 test("importTask: the worker imports the function; the host never evaluates its module", async () => {

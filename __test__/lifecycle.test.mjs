@@ -15,7 +15,8 @@ test("after shutdown() the process exits by itself", () => {
   assert.equal(child.stdout, "[3,7]");
 });
 
-test("the README quick start runs as written", () => {
+// The README's quick start itself runs in examples.test.mjs (every snippet).
+test("the quick start's pool, never shut down, lets the process exit", () => {
   const script = fileURLToPath(new URL("./fixtures/quick-start.mjs", import.meta.url));
   const child = spawnSync(process.execPath, [script], { encoding: "utf8", timeout: 20_000 });
   assert.equal(child.status, 0, child.stderr);

@@ -531,3 +531,10 @@ test(
     );
   },
 );
+
+test("threads defaults to one worker per core (the host sleeps while workers compute)", async () => {
+  const { availableParallelism } = await import("node:os");
+  assert.equal(resolve({}).threads, availableParallelism());
+  // An elastic pool with only minThreads grows to the same size.
+  assert.equal(resolve({ minThreads: 1 }).maxThreads ?? resolve({ minThreads: 1 }).threads, availableParallelism());
+});

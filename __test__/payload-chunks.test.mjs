@@ -145,7 +145,7 @@ for (const [name, options] of modes) {
   test(`${name}: workers that die holding a carved argument corrupt no other call and lose no room`, async () => {
     const size = 2 * MIB;
     const payload = { mode: "fixed", payloadMaxByteLength: size, maxPayloadBytes: size };
-    const pool = createPool({ ...options, payload })(c);
+    const pool = createPool({ ...options, payload, worker: { allowExit: true } })(c);
     try {
       const args = Array.from({ length: 300 }, (_, i) => text(1024 + (i % 7) * 8, i));
       const calls = args.map((a, i) => {

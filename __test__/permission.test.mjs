@@ -194,13 +194,20 @@ test(
       () => createPool({ threads: 1, worker: THREAD, inliner: {}, permission: "strict" })(T),
       invalidOption(/permission cannot be enforced with inliner/),
     );
-    // Allow-everything values restrict nothing: accepted.
-    const open = createPool({
-      threads: 1,
-      worker: THREAD,
-      permission: { read: true, write: true, net: true, run: true, console: true },
-    })(T);
-    open.shutdown();
+    // "strict", and any policy that restricts something, would restrict nothing on threads: refused.
+    for (const permission of ["strict", { mode: "strict" }, { console: false }, { read: true, write: true }]) {
+      assert.throws(
+        () => createPool({ threads: 1, worker: THREAD, permission })(T),
+        invalidOption(/cannot be enforced by worker threads.*share the host's process.*worker\.runtime "process"/),
+        JSON.stringify(permission),
+      );
+    }
+    assert.throws(
+      () => createPool({ threads: 1, worker: THREAD, permission: "strict" })(T),
+      invalidOption(/^knitting-native: permission \(mode "strict"\) cannot be enforced by worker threads/),
+    );
+    // A policy that restricts nothing but the console: accepted.
+    createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T).shutdown();
     assert.throws(
       () => createPool({ permission: "open" })(T),
       invalidOption(/permission must be "unsafe", "strict" or a policy object/),
@@ -222,9 +229,10 @@ test(
 );
 
 test(
-  "a thread-worker task calling process.exit(1) gets a clear error, and the next call on that " + "worker succeeds",
+  "a thread-worker task calling process.exit(1) gets a clear error in every pool (no policy needed), and the " +
+    "next call on that worker succeeds",
   async () => {
-    const pool = createPool({ threads: 1, worker: THREAD, permission: "strict" })(T);
+    const pool = createPool({ threads: 1, worker: THREAD })(T);
     try {
       const before = await pool.call.whoami();
       const err = await pool.call.exitWith(1).then(
@@ -234,6 +242,7 @@ test(
       assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", String(err));
       assert.equal(err.task, "exitWith");
       assert.match(err.message, /process\.exit\(\) was called by task "exitWith" in a worker thread and refused/);
+      assert.match(err.message, /worker\.allowExit: true/);
       // After an await, the task is still named.
       const late = await pool.call.exitAfterAwait(2).then(
         () => assert.fail("must reject"),
@@ -250,36 +259,32 @@ test(
   },
 );
 
-test(
-  "under a policy, an uncaught exception still ends a thread worker as without one (Node's own " +
-    "exit is let through)",
-  async () => {
-    // Node's handler of an uncaught exception in a worker ends it with
-    // process.exit(): exit code 1, the exception as the cause.
-    for (const permission of ["unsafe", "strict"]) {
-      const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
-      try {
-        const { threadId } = await pool.call.throwLater(50);
-        const err = await pool.call.sleepThen(["held", 2000]).then(
-          () => assert.fail("must reject"),
-          (e) => e,
-        );
-        assert.equal(err.code, "KNT_WORKER_EXIT", `${permission}: ${err}`);
-        // Bun ends such a worker with exit code 0 (README, Supported runtimes).
-        assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, permission);
-        assert.equal(err.threadId, threadId);
-        assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
-        // A replacement serves.
-        assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
-      } finally {
-        await pool.shutdown();
-      }
+test("process.kill, process.reallyExit (and Deno.exit on Deno) are refused in thread-worker tasks too", async () => {
+  const pool = createPool({ threads: 1, worker: THREAD })(T);
+  try {
+    const before = await pool.call.whoami();
+    const names = [
+      ["killSelf", "process.kill()"],
+      ["reallyExitWith", "process.reallyExit()"],
+    ];
+    if (runtime === "deno") names.push(["runtimeExit", "Deno.exit()"]);
+    for (const [name, what] of names) {
+      const err = await pool.call[name](5).then(
+        () => assert.fail(`${name} must reject`),
+        (e) => e,
+      );
+      assert.equal(err.code, "KNT_PROCESS_EXIT_REFUSED", `${name}: ${err}`);
+      assert.equal(err.task, name);
+      assert.ok(err.message.includes(`${what} was called by task "${name}"`), err.message);
     }
-  },
-);
+    assert.deepEqual(await pool.call.whoami(), before);
+  } finally {
+    await pool.shutdown();
+  }
+});
 
-test('mode "unsafe" (with console: false) leaves process.exit() alone in thread workers: the worker ends', async () => {
-  const pool = createPool({ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } })(T);
+test("worker.allowExit: true lets a task end its worker thread (replaced); kill and abort stay refused", async () => {
+  const pool = createPool({ threads: 1, worker: { ...THREAD, allowExit: true } })(T);
   try {
     const err = await pool.call.exitWith(4).then(
       () => assert.fail("must reject"),
@@ -287,14 +292,47 @@ test('mode "unsafe" (with console: false) leaves process.exit() alone in thread 
     );
     assert.equal(err.code, "KNT_WORKER_EXIT", String(err));
     assert.equal(err.exitCode, 4);
-    assert.equal(await pool.call.consoleMuted(), true);
+    const killed = await pool.call.killSelf().then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
+    assert.equal(killed.code, "KNT_PROCESS_EXIT_REFUSED");
+    assert.equal(await pool.call.identity(7), 7);
   } finally {
     await pool.shutdown();
+  }
+  assert.throws(
+    () => createPool({ threads: 1, worker: { allowExit: "yes" } })(T),
+    invalidOption(/worker\.allowExit must be a boolean/),
+  );
+});
+
+test("with the exit guard, an uncaught exception still ends a thread worker (Node's exit let through)", async () => {
+  // Node's handler of an uncaught exception in a worker ends it with
+  // process.exit(): exit code 1, the exception as the cause.
+  for (const permission of [undefined, { mode: "unsafe", console: false }]) {
+    const pool = createPool({ threads: 1, worker: THREAD, permission })({ throwLater, sleepThen, whoAmI });
+    try {
+      const { threadId } = await pool.call.throwLater(50);
+      const err = await pool.call.sleepThen(["held", 2000]).then(
+        () => assert.fail("must reject"),
+        (e) => e,
+      );
+      assert.equal(err.code, "KNT_WORKER_EXIT", `${JSON.stringify(permission)}: ${err}`);
+      // Bun ends such a worker with exit code 0 (docs/api.md, Supported Node.js versions and runtimes).
+      assert.equal(err.exitCode, runtime === "bun" ? 0 : 1, JSON.stringify(permission));
+      assert.equal(err.threadId, threadId);
+      assert.match(String(err.cause && err.cause.message), /late uncaught exception/);
+      // A replacement serves.
+      assert.notEqual((await pool.call.whoAmI(1)).threadId, threadId);
+    } finally {
+      await pool.shutdown();
+    }
   }
 });
 
 test("process.abort() in a thread-worker task is refused under every policy (it would end the host)", async () => {
-  for (const permission of [undefined, "strict"]) {
+  for (const permission of [undefined, { mode: "unsafe", console: false }]) {
     const pool = createPool({ threads: 1, worker: THREAD, permission })(T);
     try {
       const before = await pool.call.whoami();
@@ -316,9 +354,8 @@ test(
     "it, unsafe does not",
   async () => {
     const cases = [
-      [{ threads: 1, worker: THREAD, permission: { console: false } }, true],
-      [{ threads: 1, worker: THREAD, permission: "strict" }, true],
-      [{ threads: 1, worker: THREAD, permission: { console: true } }, false],
+      [{ threads: 1, worker: THREAD, permission: { mode: "unsafe", console: false } }, true],
+      [{ threads: 1, worker: THREAD, permission: "unsafe" }, false],
       [{ threads: 1, worker: THREAD }, false],
     ];
     if (linux)
@@ -326,6 +363,8 @@ test(
         { threads: 1, permission: { mode: "unsafe", console: false }, worker: { runtime: "process" } },
         true,
       ]);
+    // The strict baseline (worker processes of a Node host only: refused on threads).
+    if (!skip) cases.push([{ threads: 1, permission: "strict", worker: { runtime: "process" } }, true]);
     for (const [options, muted] of cases) {
       const pool = createPool(options)(T);
       try {

@@ -175,6 +175,15 @@ test("stats() counts a known sequence of calls exactly", async () => {
   }
 });
 
+test("stats().threads: the workers running now, without stats: true; 0 after shutdown", async () => {
+  const pool = createPool({ threads: 2 })(tasks);
+  await pool.ready;
+  assert.equal(pool.stats().threads, 2);
+  assert.equal(pool.stats().workers, null, "no per-worker timing without stats: true");
+  await pool.shutdown();
+  assert.equal(pool.stats().threads, 0);
+});
+
 test("stats: true: run and wait times and per-worker busy fractions", async () => {
   const pool = createPool({ threads: 1, stats: true })(tasks);
   try {
@@ -302,7 +311,9 @@ test("worker.maxMemoryBeforeRecycle: a worker whose heap passed the limit is rep
 const EVENTS_TITLE =
   "workerCreate and workerExit: the first workers, a crash, a hard timeout and shutdown, each with its reason";
 test(EVENTS_TITLE, async () => {
-  const pool = createPool({ threads: 2, host: { steal: false }, worker: { hardTimeoutMs: 300 } })(tasks);
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { hardTimeoutMs: 300, allowExit: true } })(
+    tasks,
+  );
   const created = [];
   const exited = [];
   pool.on("workerCreate", (e) => created.push(e));

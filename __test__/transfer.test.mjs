@@ -204,7 +204,7 @@ test("the caller cannot reach what it gave; a task cannot reach another call's b
 test("a worker that dies holding moved arguments rejects its calls; the pool goes on", async () => {
   for (const host of [{ steal: false }, { steal: true }]) {
     const threads = host.steal ? 2 : 1;
-    const pool = createPool({ threads, host })(t);
+    const pool = createPool({ threads, host, worker: { allowExit: true } })(t);
     const refs = internals(pool).sharedRefs;
     try {
       // The dying call and, behind it in the same lane, calls whose buffers went to that worker.

@@ -203,7 +203,10 @@ test(
     const warnings = [];
     const onWarning = (w) => warnings.push(w);
     process.on("warning", onWarning);
-    const pool = createPool({ threads: 1, host: { steal: false } })({ exitNow: T.exitNow, add: T.add });
+    const pool = createPool({ threads: 1, host: { steal: false }, worker: { allowExit: true } })({
+      exitNow: T.exitNow,
+      add: T.add,
+    });
     try {
       await pool.ready;
       for (let i = 0; i < 4; i++) {
@@ -509,3 +512,33 @@ test(
     assert.match(over.stdout, /^RangeError KNT_TOO_MANY_TASKS .*65537 tasks; a pool takes at most 65536/);
   },
 );
+
+test("trap: createPool from node -e (script or ESM) is refused naming the task and the fix", async () => {
+  const esm =
+    'import { createPool, task } from "./index.mjs"; const double = task({ f: (x) => 2 * x }); ' +
+    "try { createPool({ threads: 1 })({ double }); console.log('created'); } " +
+    "catch (e) { console.log(e.code, e.message); }";
+  const r = await run(["--input-type=module", "-e", esm]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^KNT_NO_MODULE_FILE .*task "double" is declared in (\[eval\d*\]|\$deno\$eval\.\w+)/m);
+  assert.match(r.stdout, /put the tasks in a module file/);
+  assert.doesNotMatch(r.stdout, /created/);
+  if (hostRuntime !== "deno") {
+    // A CommonJS script and a bare function, and its single-task pool.
+    const cjs =
+      'const { createPool, task } = require("./index.js"); ' +
+      "for (const make of [() => createPool({ threads: 1 })({ inc: (x) => x + 1 }), " +
+      "() => task({ f: (x) => x }).createPool({ threads: 1 })]) { " +
+      "try { make(); console.log('created'); } catch (e) { console.log(e.code, e instanceof TypeError); } }";
+    const c = await run(["-e", cjs]);
+    assert.equal(c.code, 0, c.stderr);
+    assert.deepEqual(c.stdout.trim().split("\n"), ["KNT_NO_MODULE_FILE true", "KNT_NO_MODULE_FILE true"]);
+  }
+  // Tasks declared in a module file serve a pool created from an eval script.
+  const fromFile =
+    'import { createPool } from "./index.mjs"; import { add } from "./__test__/fixtures/tasks.mjs"; ' +
+    "const pool = createPool({ threads: 1 })({ add }); console.log(await pool.call.add([2, 3])); " +
+    "await pool.shutdown();";
+  const f = await run(["--input-type=module", "-e", fromFile]);
+  assert.equal(f.stdout.trim(), "5", f.stderr);
+});

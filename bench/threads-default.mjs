@@ -30,8 +30,10 @@ function tiny(threads) {
     [here("./run.mjs"), "--only", "knitting", "--only-workload", "calls", "--threads", String(threads), "--reps", "1"],
     { stdio: ["ignore", "pipe", "ignore"] },
   ).toString();
-  const m = out.match(/tiny calls[^\n]*?\|\s*([\d,]+)/i) ?? out.match(/([\d,]{7,})/);
-  return m ? Number(m[1].replace(/,/g, "")) : NaN;
+  // The results table's row: "| knitting-native |  1,281,153 |   2.50 |   8.32 |" (calls/s, p50, p99).
+  const m = out.match(/^\| knitting-native \|\s*([\d,]+)\s*\|/m);
+  if (!m) throw new Error(`no knitting-native row in bench/run.mjs output:\n${out}`);
+  return Number(m[1].replace(/,/g, ""));
 }
 
 async function http(threads, n) {

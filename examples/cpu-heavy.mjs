@@ -16,7 +16,7 @@ export const sha256 = task({
 if (isMain) {
   const count = Number(process.argv[2] ?? 256);
   const kib = Number(process.argv[3] ?? 256);
-  const threads = Math.max(1, availableParallelism() - 1);
+  const threads = availableParallelism();
   const buffers = Array.from({ length: count }, () => randomBytes(kib * 1024));
 
   const pool = createPool({ threads })({ sha256 });

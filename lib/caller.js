@@ -48,4 +48,20 @@ function callerHref() {
   throw new Error("knitting-native: cannot tell which module called task(); call it at the top level of a module file");
 }
 
-module.exports = { callerHref };
+// The names runtimes give code that is not in a module file: `node -e`
+// ("[eval]", "[eval1]" for --input-type=module), Node's REPL ("REPL1"),
+// a script read from stdin ("[stdin]", Node and Bun), `deno eval`
+// ("$deno$eval.mts").
+const NO_FILE = /^(\[eval\d*\]|\[stdin\]|REPL\d+|\$deno\$(eval|stdin)\.[cm]?[jt]sx?)$/;
+
+/** When `href` (from callerHref) names no module file a worker could import: that name ("[eval]"), else null. */
+function noModuleFile(href) {
+  if (typeof href !== "string") return null;
+  let name = href.slice(href.lastIndexOf("/") + 1);
+  try {
+    name = decodeURIComponent(name);
+  } catch {}
+  return NO_FILE.test(name) ? name : null;
+}
+
+module.exports = { callerHref, noModuleFile };

@@ -102,7 +102,15 @@ function regionCorruptError(what, cause) {
   return err;
 }
 
+/** An error of class `Ctor` (Error, TypeError, RangeError) with `code`: every error the package raises has one. */
+function codedError(Ctor, code, message, options) {
+  const err = new Ctor(message, options);
+  err.code = code;
+  return err;
+}
+
 module.exports = {
+  codedError,
   regionCorruptError,
   shutdownError,
   WorkerExitError,

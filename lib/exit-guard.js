@@ -1,9 +1,9 @@
 "use strict";
 // In a worker thread, what task code may not do to the process it shares
-// with the host: process.abort() (it would end the host and every other
-// worker with it) is always refused; process.exit() (it ends this worker
-// thread and every call it holds) is refused under a permission policy.
-// Both then throw an error naming the task, and the worker keeps serving.
+// with the host: process.abort() and process.kill() (they can end the host
+// and every other worker with it) and process.exit() (it ends this worker
+// thread and every call it holds) are refused in every pool. Each then
+// throws an error naming the task, and the worker keeps serving.
 // Threads are no sandbox: this guards against a slip, not against code that
 // means harm (which can reach the process in other ways).
 //
@@ -62,24 +62,79 @@ function calledByNodeInternals() {
   return typeof file === "string" && file.startsWith("node:internal/main/worker_thread");
 }
 
-/** Replaces process.abort (always) and process.exit (when `exit`) in this worker thread. */
+/** Whether the caller of the guarded function is one of the runtime's own files (`node:` modules). */
+function calledByRuntime() {
+  const prepare = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
+  let sites;
+  try {
+    Error.stackTraceLimit = 3;
+    Error.prepareStackTrace = (_, callSites) => callSites;
+    const holder = {};
+    Error.captureStackTrace(holder, calledByRuntime);
+    sites = holder.stack;
+  } finally {
+    Error.prepareStackTrace = prepare;
+    Error.stackTraceLimit = limit;
+  }
+  const caller = Array.isArray(sites) ? sites[1] : undefined;
+  const file = caller && caller.getFileName();
+  return typeof file === "string" && file.startsWith("node:");
+}
+
+const ENDS_WORKER =
+  "it would end this worker thread and fail every call it holds (to let tasks end their worker on " +
+  "purpose, create the pool with worker.allowExit: true)";
+const ENDS_HOST = "a worker thread shares the host's process, which this would end with every worker";
+
+/**
+ * Replaces, in this worker thread, what ends a process or a thread:
+ * process.exit, process.reallyExit (what exit() calls), process.kill,
+ * process.abort, and Bun.exit / Deno.exit where they exist. On by default
+ * (knitting guards them in every worker): a task that ends its worker fails
+ * every call the worker holds, and kill() or abort() can end the host.
+ * `exit: false` (worker.allowExit) leaves the exits alone, never kill/abort.
+ */
 function installExitGuard({ exit }) {
-  process.abort = function abort() {
-    throw refusal(
-      "process.abort()",
-      "a worker thread shares the host's process, which abort() would end with every worker",
-    );
+  process.kill = function kill() {
+    throw refusal("process.kill()", "a worker thread shares the host's process; a signal can end the host");
   };
-  if (exit) {
-    const original = process.exit;
-    process.exit = function exit() {
+  process.abort = function abort() {
+    throw refusal("process.abort()", ENDS_HOST);
+  };
+  if (!exit) return; // worker.allowExit: task code may end its worker thread
+  const originalExit = process.exit;
+  let leaving = false; // Node's own exit (after an uncaught exception) is under way
+  process.exit = function exit() {
+    if (calledByNodeInternals()) {
+      leaving = true;
       // `arguments` as given: Node's exit() tells exit() from exit(undefined).
-      if (calledByNodeInternals()) return original.apply(process, arguments);
-      throw refusal(
-        "process.exit()",
-        "the pool's permission policy does not let task code end its worker (the calls it holds would fail)",
-      );
+      return originalExit.apply(process, arguments);
+    }
+    throw refusal("process.exit()", ENDS_WORKER);
+  };
+  if (typeof process.reallyExit === "function") {
+    const originalReallyExit = process.reallyExit;
+    process.reallyExit = function reallyExit() {
+      // Node's exit() calls it: let it through once that exit was let through.
+      if (leaving && calledByRuntime()) return originalReallyExit.apply(process, arguments);
+      throw refusal("process.reallyExit()", ENDS_WORKER);
     };
+  }
+  for (const name of ["Bun", "Deno"]) {
+    const runtime = globalThis[name];
+    if (runtime === undefined || runtime === null || typeof runtime.exit !== "function") continue;
+    try {
+      Object.defineProperty(runtime, "exit", {
+        configurable: true,
+        writable: true,
+        value: function exit() {
+          throw refusal(`${name}.exit()`, ENDS_WORKER);
+        },
+      });
+    } catch {
+      // A runtime whose `exit` cannot be replaced keeps it; process.exit is still guarded.
+    }
   }
 }
 

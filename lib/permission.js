@@ -368,9 +368,12 @@ const nodeProcess = {
 /**
  * Worker threads share the host's process, and Node's permission model is
  * process-wide: no restriction on files, network, environment, processes or
- * addons can be given to one thread. What a thread worker enforces is in
- * JS: process.exit() is refused (exit-guard.js) and `console: false` mutes
- * the console methods.
+ * addons can be given to one thread. So every policy that restricts
+ * something ("strict", its baseline, any list) is refused here, by the key
+ * the user wrote when there is one; what is left for threads is a policy
+ * that restricts nothing but the console (`{ mode: "unsafe", console: false }`,
+ * accepted before this check). The exit guard (exit-guard.js) is on in
+ * every thread worker, policy or not.
  */
 const nodeThread = {
   name: () => 'worker threads (worker.runtime "thread": one process, no sandbox)',
@@ -393,27 +396,14 @@ const nodeThread = {
       "denySys",
       "wasi",
     ];
-    // Only an allow-everything value (`read: true`, `workers: true`...) restricts nothing.
-    const everything = {
-      read: policy.read,
-      write: policy.write,
-      net: policy.net,
-      "env.allow": policy.envAllow,
-      run: policy.run,
-      workers: policy.workers,
-      ffi: policy.ffi,
-      sys: policy.sys,
-      wasi: policy.wasi,
-    };
-    const key = scoped.find((k) => policy.given.has(k) && everything[k] !== true);
-    if (key !== undefined) {
-      throw refused(
-        key,
-        this.name(),
-        "threads share the host's process and Node's permission model is per process; use " +
-          'worker.runtime "process" for a policy on files, network, processes or addons',
-      );
-    }
+    const key = scoped.find((k) => policy.given.has(k));
+    const what = key !== undefined ? `permission.${key}` : `permission (mode "${policy.mode}")`;
+    throw optionError(
+      `${what} cannot be enforced by ${this.name()}: threads share the host's process and Node's ` +
+        `permission model is per process, so a thread worker would run unrestricted. Use worker.runtime ` +
+        `"process" for a policy on files, network, processes or addons; on threads only ` +
+        `{ mode: "unsafe", console: false } (muting the console) is accepted`,
+    );
   },
 };
 

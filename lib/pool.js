@@ -25,8 +25,8 @@ const { SlotWriter } = require("./slot-write.js");
 const { PayloadRegion } = require("./payload.js");
 const { resolveOptions } = require("./options.js");
 const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
-const { callerHref } = require("./caller.js");
-const { shutdownError, WorkerExitError } = require("./errors.js");
+const { callerHref, noModuleFile } = require("./caller.js");
+const { shutdownError, WorkerExitError, codedError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
 const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
@@ -51,7 +51,9 @@ function checkInlineOnly(options, table) {
   if (options.threads !== 0) return;
   const imported = table.find((entry) => entry.fn === null);
   if (imported !== undefined) {
-    throw new TypeError(
+    throw codedError(
+      TypeError,
+      "KNT_INVALID_OPTION",
       `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
         `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
     );
@@ -280,7 +282,12 @@ class Pool {
         // The lane's first worker died while importing the task modules: a
         // restart would too.
         this.fail(
-          reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how} while starting`),
+          reported ||
+            codedError(
+              Error,
+              "KNT_WORKER_EXIT",
+              `knitting-native: worker ${lane} (${label}) exited with ${how} while starting`,
+            ),
         );
         return;
       }
@@ -291,7 +298,9 @@ class Pool {
       const again = killed ? hard.recoverUnstarted(this, lane) : [];
       this.killedFor[lane] = null;
       this.topology.workersChanged();
-      const own = reported || new Error(`knitting-native: worker ${lane} (${label}) exited with ${how}`);
+      const own =
+        reported ||
+        codedError(Error, "KNT_WORKER_EXIT", `knitting-native: worker ${lane} (${label}) exited with ${how}`);
       // Calls a replacement held before it was ready never ran: when it
       // reported why it could not start, they reject with the start-up error
       // (the pool's first), not a WorkerExitError. One ended from outside
@@ -371,7 +380,9 @@ class Pool {
     if (delayMs !== undefined && (typeof delayMs !== "number" || !(delayMs >= 0) || !Number.isFinite(delayMs))) {
       // Not a shutdown: a bad argument must not stop the pool.
       return Promise.reject(
-        new RangeError(
+        codedError(
+          RangeError,
+          "KNT_INVALID_ARGUMENT",
           `knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ` +
             `${String(delayMs)}`,
         ),
@@ -468,14 +479,66 @@ function safeCallerHref() {
  * createPool(options)(tasks): a pool of worker threads running `tasks`.
  * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
  */
-function createPool(options) {
+function createPool(options, ...rest) {
+  if (rest.length > 0 && rest[0] !== undefined) {
+    throw formError(
+      "createPool takes the options alone and returns a function that takes the tasks: write " +
+        "createPool(options)({ ...tasks }), not createPool(options, tasks)",
+    );
+  }
   refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
-  return function withTasks(tasks) {
+  return notAPool(function withTasks(tasks) {
     const href = callerHref();
     const table = buildTaskTable(tasks, href);
+    refuseWithoutModuleFile(table);
     return publicPool(new Pool(resolved, table, href));
-  };
+  });
+}
+
+/**
+ * Workers import the module that declares each task: code given to `node -e`,
+ * a REPL or stdin has no file to import (the worker would fail with "Cannot
+ * find module '[eval]'"). Tasks declared in a file serve such a pool.
+ */
+function refuseWithoutModuleFile(table) {
+  for (const entry of table) {
+    const name = noModuleFile(entry.href);
+    if (name === null) continue;
+    throw codedError(
+      TypeError,
+      "KNT_NO_MODULE_FILE",
+      `knitting-native: task "${entry.name}" is declared in ${name} (node -e, a REPL or stdin), which is no ` +
+        "module file, and workers import the module that declares each task: put the tasks in a module file " +
+        "(tasks.mjs, say) and import them from there, or run the script as node script.mjs",
+    );
+  }
+}
+
+/** A TypeError for createPool used in the wrong form. */
+function formError(message) {
+  const err = new TypeError(`knitting-native: ${message}`);
+  err.code = "KNT_CREATE_POOL_FORM";
+  return err;
+}
+
+/**
+ * createPool(options) returns a function, whose own `call` (Function.prototype.call)
+ * would make `factory.call.add(...)` fail with "not a function": a pool's
+ * members on the factory throw an error that shows the form instead.
+ */
+function notAPool(factory) {
+  for (const name of ["call", "shutdown", "ready"]) {
+    Object.defineProperty(factory, name, {
+      get() {
+        throw formError(
+          `.${name} was read on the function createPool(options) returns, not on a pool: give it the ` +
+            `tasks first, const pool = createPool(options)({ ...tasks }), then pool.${name}`,
+        );
+      },
+    });
+  }
+  return factory;
 }
 
 /** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */
@@ -483,7 +546,9 @@ function createSingleTaskPool(options, task) {
   refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   const href = callerHref();
-  const pool = new Pool(resolved, buildTaskTable({ task }, href), href);
+  const table = buildTaskTable({ task }, href);
+  refuseWithoutModuleFile(table);
+  const pool = new Pool(resolved, table, href);
   const full = publicPool(pool);
   const api = {
     call: (arg, callOptions) => pool.submit(0, arg, callOptions),

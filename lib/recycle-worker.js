@@ -3,7 +3,7 @@
 // worker's side: counts the calls this worker ran and looks at its V8 heap
 // between calls; recycle.js says what happens once a limit is reached.
 
-const v8 = require("node:v8");
+const { usedHeapSize } = require("./lazy-v8.js");
 
 class WorkerRecycle {
   /** `limits`: `{ maxCalls, maxMemory }` (0: no limit). */
@@ -19,7 +19,7 @@ class WorkerRecycle {
     if (this.due !== null) return this.due;
     this.calls++;
     if (this.maxCalls !== 0 && this.calls >= this.maxCalls) this.due = "calls";
-    else if (this.maxMemory !== 0 && v8.getHeapStatistics().used_heap_size >= this.maxMemory) this.due = "memory";
+    else if (this.maxMemory !== 0 && usedHeapSize() >= this.maxMemory) this.due = "memory";
     return this.due;
   }
 }

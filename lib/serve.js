@@ -16,7 +16,7 @@ const Slot = require("./slot.js");
 const { openLane } = require("./serve-lane.js");
 const { openSteal } = require("./serve-steal.js");
 const { Encoder } = require("./codec.js");
-const { regionCorruptError } = require("./errors.js");
+const { regionCorruptError, codedError } = require("./errors.js");
 const { PayloadRegion } = require("./payload.js");
 const { SlotWriter } = require("./slot-write.js");
 const { WaitingAnswers } = require("./room-wait.js");
@@ -110,7 +110,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     if (bootstrap.name === undefined) return;
     const fn = mod[bootstrap.name];
     if (typeof fn !== "function") {
-      throw new TypeError(
+      throw codedError(
+        TypeError,
+        "KNT_INVALID_OPTION",
         `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
       );
     }
@@ -130,7 +132,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       if (entry.kind === "task") {
         const found = registry.byId.get(entry.id);
         if (!found) {
-          throw new Error(
+          throw codedError(
+            Error,
+            "KNT_TASK_NOT_FOUND",
             `knitting-native: task "${entry.name}" (declared as task() #${entry.at} of ${entry.href}) was not found ` +
               "when the worker imported that module; declare tasks at the module's top level, unconditionally",
           );
@@ -139,7 +143,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         if (entry.source !== null && Function.prototype.toString.call(found.f) !== entry.source) {
           // Same position, other function: task() calls differ between host
           // and worker (one of them runs only on one side).
-          throw new Error(
+          throw codedError(
+            Error,
+            "KNT_TASK_MISMATCH",
             `knitting-native: task "${entry.name}" is task() #${entry.at} of ${entry.href} in the host, but that ` +
               "position holds a different function in the worker; declare every task() at the module's top level, " +
               "unconditionally, so host and workers count them alike",
@@ -150,7 +156,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       if (entry.kind === "import") {
         const fn = modules.get(entry.href)[entry.exportName];
         if (typeof fn !== "function") {
-          throw new TypeError(
+          throw codedError(
+            TypeError,
+            "KNT_TASK_NOT_FOUND",
             `knitting-native: importTask "${entry.name}": ${entry.href} has no exported function "${entry.exportName}"`,
           );
         }
@@ -161,7 +169,9 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         typeof fn !== "function" ||
         (entry.source !== null && Function.prototype.toString.call(fn) !== entry.source)
       ) {
-        throw new TypeError(
+        throw codedError(
+          TypeError,
+          "KNT_TASK_MISMATCH",
           `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
             "export the function itself or declare it with task({ f })",
         );

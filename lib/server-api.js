@@ -3,6 +3,13 @@
 // `needsDrain`), statistics (`stats()`) and events (`on`, `once`, `off`;
 // pool-events.js). Added to the public pool object before it is frozen.
 
+/** Workers running now: started, not yet exited (none for an elastic pool's absent lanes or once shut down). */
+function runningWorkers(pool) {
+  let n = 0;
+  for (const worker of pool.workers) if (worker !== null) n++;
+  return n;
+}
+
 function serverApi(api, pool) {
   Object.defineProperties(api, {
     /** Calls waiting for a free worker slot. */
@@ -15,6 +22,7 @@ function serverApi(api, pool) {
       pending: pool.pending,
       inFlight: pool.inFlight + (pool.topology.inline === null ? 0 : pool.topology.inline.inFlight),
       queued: pool.queue.length - pool.queueHead,
+      threads: runningWorkers(pool),
     });
   api.on = (name, listener) => {
     pool.events.listen("on", name, listener);

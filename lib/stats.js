@@ -137,7 +137,7 @@ class PoolStats {
     this.shed++;
   }
 
-  /** The public snapshot; `live` is `{ pending, inFlight, queued }` now. */
+  /** The public snapshot; `live` is `{ pending, inFlight, queued, threads }` now. */
   snapshot(live) {
     const now = performance.now();
     const out = {
@@ -148,6 +148,7 @@ class PoolStats {
       pending: live.pending,
       inFlight: live.inFlight,
       queued: live.queued,
+      threads: live.threads,
       elapsedMs: now - this.startedAt,
       runTime: null,
       waitTime: null,

@@ -5,6 +5,7 @@
 
 const native = require("./native.js");
 const { callerHref } = require("./caller.js");
+const { codedError } = require("./errors.js");
 
 const TASK = Symbol.for("knitting-native.task");
 
@@ -16,10 +17,18 @@ const registry = globalThis[REGISTRY_KEY] || (globalThis[REGISTRY_KEY] = { byId:
 
 function stableTaskID(href, at) {
   if (typeof href !== "string") {
-    throw new TypeError(`stableTaskID(href, at): href must be a string, got ${typeof href}`);
+    throw codedError(
+      TypeError,
+      "KNT_INVALID_ARGUMENT",
+      `stableTaskID(href, at): href must be a string, got ${typeof href}`,
+    );
   }
   if (typeof at !== "number") {
-    throw new TypeError(`stableTaskID(href, at): at must be a number, got ${typeof at}`);
+    throw codedError(
+      TypeError,
+      "KNT_INVALID_ARGUMENT",
+      `stableTaskID(href, at): at must be a number, got ${typeof at}`,
+    );
   }
   return native.stableTaskID(href, at);
 }

@@ -21,9 +21,10 @@ class ThreadRuntime {
       throw err;
     }
     this.threadOptions = runtimes.host.threadOptions(worker.resourceLimits);
-    // What exit-guard.js enforces in each worker under the permission option.
+    // What exit-guard.js enforces in each worker: the exit guard unless worker.allowExit, and the
+    // permission option's muted console.
     const policy = worker.permission === undefined ? null : worker.permission;
-    this.guard = { exit: policy !== null && !policy.unrestricted, console: policy === null || policy.console };
+    this.guard = { exit: worker.allowExit !== true, console: policy === null || policy.console };
   }
 
   /** The control region and the payload region (growable unless both sizes are equal: payload.mode "fixed"). */

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Pinned: the versions the README's "Supported runtimes" table lists.
+# Pinned: the versions the README's and docs/api.md's runtime tables list.
 BUN_VERSION=1.4.4
 DENO_VERSION=2.9.6
 

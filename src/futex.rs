@@ -88,7 +88,9 @@ fn futex_wait(
     timeout: Option<Duration>,
 ) -> WaitEnd {
     let spec = timeout.map(|t| libc::timespec {
-        tv_sec: t.as_secs().min(libc::time_t::MAX as u64) as libc::time_t,
+        // Saturates (past what time_t holds, about 68 years, is "forever");
+        // time_t is not named: the libc crate deprecates it on musl.
+        tv_sec: t.as_secs().try_into().unwrap_or(i32::MAX.into()),
         tv_nsec: t.subsec_nanos() as libc::c_long,
     });
     let spec_ptr = spec

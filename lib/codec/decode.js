@@ -2,7 +2,7 @@
 // The decoder: bytes of the wire format (format.js) -> JS values. Every byte read may come from
 // shared memory that task code can write: anything that does not decode is a RangeError.
 
-const v8 = require("node:v8");
+const v8 = require("../lazy-v8.js");
 const {
   MAX_DEPTH,
   T_UNDEFINED,

@@ -2,7 +2,7 @@
 // The encoder: JS values -> bytes of the wire format (format.js), straight into a slot's or region's
 // bytes (encodeInto) or into a growable scratch buffer (encode). Errors are explained by explain.js.
 
-const v8 = require("node:v8");
+const v8 = require("../lazy-v8.js");
 const {
   CODEC_ERRORS,
   DEFAULT_MAX_PAYLOAD,

@@ -3,7 +3,7 @@
 // that say which value could not be sent and where it sits in the argument; plus the graph walk
 // that decides when a value must go through node:v8 whole (shared references, cycles).
 
-const v8 = require("node:v8");
+const v8 = require("../lazy-v8.js");
 const {
   CODEC_ERRORS,
   MAX_DEPTH,

@@ -216,12 +216,21 @@ fn set_len(fd: &OwnedFd, len: usize) -> io::Result<()> {
 /// explicit inheritance (spawn's stdio array duplicates it without the flag).
 pub fn create_memfd(len: usize) -> io::Result<OwnedFd> {
     let name = CString::new("knitting-native").expect("no NUL in a literal");
-    // SAFETY: a valid C string; the result is checked.
-    let raw =
-        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    // The system call, not glibc's wrapper: the wrapper exists from glibc
+    // 2.27 only, and the Linux binaries are built against glibc 2.17 so that
+    // they load on older systems (an unresolved wrapper fails the load).
+    // SAFETY: a valid C string and flags; the result is checked.
+    let raw = unsafe {
+        libc::syscall(
+            libc::SYS_memfd_create,
+            name.as_ptr(),
+            libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+        )
+    };
     if raw < 0 {
         return Err(os_error("memfd_create"));
     }
+    let raw = libc::c_int::try_from(raw).map_err(|_| os_error("memfd_create"))?;
     // SAFETY: a descriptor the kernel just returned to us and nobody else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     set_len(&fd, len)?;
@@ -238,9 +247,15 @@ pub fn random_suffix() -> io::Result<String> {
     let mut bytes = [0u8; 16];
     let mut filled = 0;
     while filled < bytes.len() {
+        // The system call, not glibc's wrapper (glibc 2.25+), as in create_memfd.
         // SAFETY: writes at most the remaining bytes of `bytes`.
         let n = unsafe {
-            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
+            libc::syscall(
+                libc::SYS_getrandom,
+                bytes[filled..].as_mut_ptr(),
+                bytes.len() - filled,
+                0,
+            )
         };
         if n < 0 {
             let err = io::Error::last_os_error();

@@ -18,6 +18,8 @@ const s = pool.stats();
 type _stats = Assert<Equal<typeof s, PoolStats>>;
 const p99: number | undefined = s.runTime?.p99;
 const busy: number | undefined = s.workers?.[0]?.recentUtilization;
+const running: number = s.threads;
+void running;
 void p99;
 void busy;
 pool
