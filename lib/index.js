@@ -10,10 +10,10 @@
 // bench/user/startup.mjs).
 let pool = null;
 const loadPool = () => {
-  pool ??= require("./pool.js");
+  pool ??= require("./create-pool.js");
   return pool;
 };
-/** Creates a pool: see pool.js. */
+/** Creates a pool: see create-pool.js. */
 const createPool = (...args) => loadPool().createPool(...args);
 const createSingleTaskPool = (...args) => loadPool().createSingleTaskPool(...args);
 const { isPoolWorker } = require("./worker-context.js");

@@ -13,7 +13,6 @@
 
 const native = require("./native.js");
 const { ThreadRuntime } = require("./thread-runtime.js");
-const { L } = require("./lane.js");
 const Slot = require("./slot.js");
 const { StealHost } = require("./host-steal.js");
 const { LanesHost } = require("./host-lanes.js");
@@ -23,13 +22,11 @@ const { slotMethods } = require("./host-slots.js");
 const { Encoder } = require("./codec.js");
 const { SlotWriter } = require("./slot-write.js");
 const { PayloadRegion } = require("./payload.js");
-const { resolveOptions } = require("./options.js");
-const { buildTaskTable, workerTable, unknownTaskTrap } = require("./task-table.js");
-const { callerHref, noModuleFile } = require("./caller.js");
+const { workerTable, unknownTaskTrap } = require("./task-table.js");
 const { shutdownError, WorkerExitError, codedError } = require("./errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
-const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
+const { WORKER_MARK } = require("./worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
 const { HostSharedRefs, ProcessRefs } = require("./shared-refs.js");
@@ -38,7 +35,6 @@ const { PoolStats } = require("./stats.js");
 const { Recycler } = require("./recycle.js");
 const { Elastic } = require("./elastic.js");
 const { PoolEvents, exitReason } = require("./pool-events.js");
-const { serverApi } = require("./server-api.js");
 
 // How long close() lets a starting worker thread finish loading before it
 // terminates it anyway (see close()).
@@ -450,116 +446,4 @@ class Pool {
 // What happens to each call: see the header.
 Object.assign(Pool.prototype, callMethods, slotMethods);
 
-/** The public face of a pool. */
-function publicPool(pool) {
-  const api = {
-    call: pool.call,
-    ready: pool.readyPromise,
-    shutdown: (delayMs) => pool.shutdown(delayMs),
-    [Symbol.dispose]: () => {
-      pool.shutdown();
-    },
-    [Symbol.asyncDispose]: () => pool.shutdown(),
-  };
-  serverApi(api, pool);
-  Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
-  return Object.freeze(api);
-}
-
-/** The module calling createPool, for messages; null when it cannot be told. */
-function safeCallerHref() {
-  try {
-    return callerHref();
-  } catch {
-    return null;
-  }
-}
-
-/**
- * createPool(options)(tasks): a pool of worker threads running `tasks`.
- * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
- */
-function createPool(options, ...rest) {
-  if (rest.length > 0 && rest[0] !== undefined) {
-    throw formError(
-      "createPool takes the options alone and returns a function that takes the tasks: write " +
-        "createPool(options)({ ...tasks }), not createPool(options, tasks)",
-    );
-  }
-  refusePoolInWorker(safeCallerHref());
-  const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
-  return notAPool(function withTasks(tasks) {
-    const href = callerHref();
-    const table = buildTaskTable(tasks, href);
-    refuseWithoutModuleFile(table);
-    return publicPool(new Pool(resolved, table, href));
-  });
-}
-
-/**
- * Workers import the module that declares each task: code given to `node -e`,
- * a REPL or stdin has no file to import (the worker would fail with "Cannot
- * find module '[eval]'"). Tasks declared in a file serve such a pool.
- */
-function refuseWithoutModuleFile(table) {
-  for (const entry of table) {
-    const name = noModuleFile(entry.href);
-    if (name === null) continue;
-    throw codedError(
-      TypeError,
-      "KNT_NO_MODULE_FILE",
-      `knitting-native: task "${entry.name}" is declared in ${name} (node -e, a REPL or stdin), which is no ` +
-        "module file, and workers import the module that declares each task: put the tasks in a module file " +
-        "(tasks.mjs, say) and import them from there, or run the script as node script.mjs",
-    );
-  }
-}
-
-/** A TypeError for createPool used in the wrong form. */
-function formError(message) {
-  const err = new TypeError(`knitting-native: ${message}`);
-  err.code = "KNT_CREATE_POOL_FORM";
-  return err;
-}
-
-/**
- * createPool(options) returns a function, whose own `call` (Function.prototype.call)
- * would make `factory.call.add(...)` fail with "not a function": a pool's
- * members on the factory throw an error that shows the form instead.
- */
-function notAPool(factory) {
-  for (const name of ["call", "shutdown", "ready"]) {
-    Object.defineProperty(factory, name, {
-      get() {
-        throw formError(
-          `.${name} was read on the function createPool(options) returns, not on a pool: give it the ` +
-            `tasks first, const pool = createPool(options)({ ...tasks }), then pool.${name}`,
-        );
-      },
-    });
-  }
-  return factory;
-}
-
-/** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */
-function createSingleTaskPool(options, task) {
-  refusePoolInWorker(safeCallerHref());
-  const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
-  const href = callerHref();
-  const table = buildTaskTable({ task }, href);
-  refuseWithoutModuleFile(table);
-  const pool = new Pool(resolved, table, href);
-  const full = publicPool(pool);
-  const api = {
-    call: (arg, callOptions) => pool.submit(0, arg, callOptions),
-    ready: full.ready,
-    shutdown: full.shutdown,
-    [Symbol.dispose]: full[Symbol.dispose],
-    [Symbol.asyncDispose]: full[Symbol.asyncDispose],
-  };
-  serverApi(api, pool);
-  Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
-  return Object.freeze(api);
-}
-
-module.exports = { createPool, createSingleTaskPool, WORKER_MARK };
+module.exports = { Pool };
