@@ -6,9 +6,9 @@
 // `abandonGraceMs: false` keeps "the worker runs f to its end".
 import test from "node:test";
 import assert from "node:assert/strict";
-import { createPool } from "../index.mjs";
+import { createPool, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/abandon-tasks.mjs";
-import { within, sleep } from "./helpers/wait.mjs";
+import { within, sleep, until } from "./helpers/wait.mjs";
 
 const outcome = (promise, what) =>
   within(
@@ -69,10 +69,17 @@ for (const [name, options] of modes) {
         }
         const after = await Promise.all([1, 2, 3, 4].map((v) => outcome(pool.call.quick(v), "a call after")));
         assert.deepEqual(after, [{ value: 2 }, { value: 3 }, { value: 4 }, { value: 5 }]);
-        await sleep(0); // workerExit listeners run a microtask after the pool
-        const abandoned = exited.filter((e) => e.reason === "abandoned");
-        assert.equal(abandoned.length, options.threads, JSON.stringify(exited.map((e) => e.reason)));
-        assert.equal(abandoned[0].error, undefined);
+        // Each runaway's worker is replaced once that runaway has run a grace
+        // (a runaway a busy machine started late gets its grace from then).
+        const abandoned = () => exited.filter((e) => e.reason === "abandoned");
+        await until(() => abandoned().length >= options.threads, 30_000, "every runaway's worker replaced");
+        await sleep(100);
+        assert.deepEqual(
+          exited.map((e) => e.reason),
+          Array(options.threads).fill("abandoned"),
+          "one replacement per runaway, nothing else ended",
+        );
+        assert.equal(abandoned()[0].error, undefined);
       } finally {
         await pool.shutdown();
       }
@@ -90,6 +97,29 @@ for (const [name, options] of modes) {
       const behind = [10, 20, 30, 40].map((v) => outcome(pool.call.quick(v), "a call queued behind"));
       for (const r of await Promise.all(runaways)) assert.equal(r.error && r.error.code, "KNT_TASK_TIMEOUT");
       assert.deepEqual(await Promise.all(behind), [{ value: 11 }, { value: 21 }, { value: 31 }, { value: 41 }]);
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+for (const [name, options] of modes.filter(([, o]) => o.threads === 1)) {
+  test(`${name}: a started call of the replaced worker rejects with a WorkerExitError caused by the given-up one`, {
+    skip: skipFor(options),
+  }, async () => {
+    const pool = createPool(options)(t);
+    try {
+      await within(pool.ready, 30_000, "start-up");
+      // Started first, then awaits for a minute, leaving the thread to the runaway.
+      const waiting = outcome(pool.call.asleep(60_000), "the waiting call");
+      const runaway = await outcome(pool.call.spinTimedOut(), "the runaway");
+      assert.equal(runaway.error && runaway.error.code, "KNT_TASK_TIMEOUT");
+      const { error } = await waiting;
+      assert.ok(error instanceof WorkerExitError, `got ${error}`);
+      assert.equal(error.code, "KNT_WORKER_EXIT");
+      assert.equal(error.cause && error.cause.code, "KNT_ABANDONED_CALL");
+      assert.match(error.cause.message, /task "spinTimedOut" was given up by its caller but still held worker 0/);
+      assert.deepEqual(await outcome(pool.call.quick(1), "a later call"), { value: 2 });
     } finally {
       await pool.shutdown();
     }
@@ -121,8 +151,8 @@ test("abandonGraceMs: false keeps the worker running a given-up call to its end"
   const exited = exits(pool);
   try {
     await within(pool.ready, 30_000, "start-up");
-    // 600 ms of work, given up at 50 ms: the later call waits for it.
-    const first = await outcome(pool.call.busyPastTimeout(600), "the long call");
+    // 2 s of work (past the default grace), given up at 50 ms: the later call waits for it.
+    const first = await outcome(pool.call.busyPastTimeout(2000), "the long call");
     assert.equal(first.error && first.error.code, "KNT_TASK_TIMEOUT");
     assert.deepEqual(await outcome(pool.call.quick(1), "a later call"), { value: 2 });
     await sleep(0);

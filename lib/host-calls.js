@@ -321,10 +321,10 @@ const callMethods = {
    * worker.abandonGraceMs after a call was given up. Still RUNNING (a
    * synchronous task holding the thread): its worker is terminated and
    * replaced, as for worker.hardTimeoutMs, so calls behind it do not wait
-   * forever. Not started yet (queued behind another, or unclaimed): another
-   * period, since it would hold the thread once it starts. Awaiting (an
-   * async task that has not settled, the thread free), answered, or gone
-   * from its slot: nothing to do.
+   * forever. Not started yet: another period, since it holds the thread
+   * once it starts. AWAITING (an async task, the thread free; the word stays
+   * so however its continuations run), answered, gone from its slot, or its
+   * worker already being replaced: nothing to do.
    */
   onAbandonGrace(call) {
     call.extra.abandonTimer = null;
@@ -332,22 +332,23 @@ const callMethods = {
     if (this.state === CLOSED || slots === null || slots.calls[call.slot] !== call) return;
     const lane = this.topology.workerOf(call);
     const state = Slot.startedOf(this.i32, slots.slotWord(call.slot));
-    if (state === Slot.STARTED.NOT_STARTED || lane < 0) {
+    if (state === Slot.STARTED.AWAITING || state === Slot.STARTED.ANSWERED) return;
+    if (lane >= 0 && this.killedFor[lane] !== null) return;
+    if (state !== Slot.STARTED.RUNNING || lane < 0 || this.workers[lane] === null) {
       this.gaveUp(call);
       return;
     }
-    if (state !== Slot.STARTED.RUNNING || this.killedFor[lane] !== null) return;
-    const worker = this.workers[lane];
-    if (worker === null) return;
     const err = abandonedCallError(this.table[call.task].name, this.abandonGraceMs, lane);
     if (this.debug)
       this.debug(
         "host",
         `worker ${lane} still runs given-up call ${call.id} after worker.abandonGraceMs: replacing it`,
       );
+    // As for a hard timeout: no new call goes to this worker from here on,
+    // and what it claimed but never started is placed again at its exit.
     this.killedFor[lane] = err;
     this.topology.workersChanged();
-    worker.terminate();
+    this.workers[lane].terminate();
   },
 
   /**
