@@ -341,13 +341,15 @@ export interface WorkerExitEvent extends WorkerCreateEvent {
    * `"shutdown"`: the pool was shut down. `"recycle"`: it reached
    * `worker.maxCallsBeforeRecycle` or `worker.maxMemoryBeforeRecycle`
    * (`recycle` says which) and was replaced. `"hardTimeout"`: terminated
-   * for `worker.hardTimeoutMs`. `"startFailed"`: it died while loading its
+   * for `worker.hardTimeoutMs`. `"abandoned"`: terminated because a call
+   * its caller gave up on still held its thread `worker.abandonGraceMs`
+   * later; it is replaced. `"startFailed"`: it died while loading its
    * modules. `"crash"`: it ended on its own (an uncaught error,
    * `process.exit()`, out of memory); it is replaced. `"idle"`: an elastic
    * pool's worker beyond `minThreads` left after `idleTimeout` ms without a
    * call; it is not replaced (the pool starts one again when calls wait).
    */
-  reason: "shutdown" | "recycle" | "idle" | "hardTimeout" | "startFailed" | "crash";
+  reason: "shutdown" | "recycle" | "idle" | "hardTimeout" | "abandoned" | "startFailed" | "crash";
   /** With reason `"recycle"`: which limit. */
   recycle?: "calls" | "memory";
   /** The error the worker reported, if any. */
@@ -606,6 +608,19 @@ export interface WorkerOptions {
    * @default none (no limit)
    */
   hardTimeoutMs?: number;
+  /**
+   * Milliseconds (a positive number) that a call its caller gave up on (its
+   * task `timeout`, an `AbortSignal`, the promise's `.reject()`) may still
+   * hold its worker's thread: then that worker is terminated and replaced,
+   * so later calls never wait behind it forever. The calls it had not
+   * started run on the replacement; the others it had started reject with a
+   * {@link WorkerExitError} whose `cause` has `code` `"KNT_ABANDONED_CALL"`.
+   * An async call that has not settled, with the thread free, is not
+   * affected. `false`: the worker runs a given-up call to its end (knitting's
+   * behaviour; a call that never ends then blocks its worker for good).
+   * @default 1000
+   */
+  abandonGraceMs?: number | false;
   /**
    * Calls a worker runs before it is replaced (an integer, 1 or more). The
    * worker finishes the calls it holds, exits and is replaced; no call is
@@ -998,6 +1013,9 @@ export interface PermissionPolicy {
  * - `"KNT_TASK_TIMEOUT"`: the task's `timeout` (a number, or `{ time }` alone) passed.
  * - `"KNT_HARD_TIMEOUT"`: the call ran longer than `worker.hardTimeoutMs`; its
  *   worker was terminated and replaced.
+ * - `"KNT_ABANDONED_CALL"`: the `cause` of a {@link WorkerExitError} when the
+ *   worker was replaced because a call its caller had given up on still held
+ *   its thread `worker.abandonGraceMs` later.
  * - `"KNT_QUEUE_FULL"`: `maxQueue` calls already waited for a slot (a `RangeError`).
  * - `"KNT_ABORT_SIGNALS_EXHAUSTED"`: more abort-aware calls in flight than
  *   `abortSignalCapacity` (the error is a `RangeError`).
@@ -1021,6 +1039,7 @@ export type KnittingErrorCode =
   | "KNT_WORKER_EXIT"
   | "KNT_TASK_TIMEOUT"
   | "KNT_HARD_TIMEOUT"
+  | "KNT_ABANDONED_CALL"
   | "KNT_QUEUE_FULL"
   | "KNT_ABORT_SIGNALS_EXHAUSTED"
   | "KNT_REGION_CORRUPT"
@@ -1052,8 +1071,9 @@ export interface KnittingError extends Error {
 /**
  * The error a call rejects with when the worker holding it exits before
  * answering (it crashed, ran out of memory, called `process.exit`, or was
- * terminated for another call's `worker.hardTimeoutMs`; then `cause` is that
- * call's `"KNT_HARD_TIMEOUT"` error). The pool replaces the worker; the call
+ * terminated for another call's `worker.hardTimeoutMs` or
+ * `worker.abandonGraceMs`; then `cause` is that call's `"KNT_HARD_TIMEOUT"`
+ * or `"KNT_ABANDONED_CALL"` error). The pool replaces the worker; the call
  * is not re-run. Made by the pool; test for it with `instanceof`.
  */
 export declare class WorkerExitError extends Error {

@@ -1,4 +1,4 @@
-// process-workers.test.mjs again under this Node host, with worker processes
+// process-workers.test.mjs and host-death.test.mjs again under this Node host, with worker processes
 // of Bun and of Deno (worker.processRuntime "bun" / "deno"): the same shared
 // memory, inherit and named modes, crashes, timeouts and aborts.
 //
@@ -43,9 +43,11 @@ for (const name of ["bun", "deno"]) {
         : exe === null && !required
           ? `no ${name} executable (set KNITTING_TEST_${name.toUpperCase()} or put ${name} on PATH)`
           : false;
-  test(`a Node host with worker.processRuntime "${name}" passes process-workers.test.mjs`, { skip }, () => {
+  test(`a Node host with worker.processRuntime "${name}" passes process-workers.test.mjs and host-death.test.mjs`, {
+    skip,
+  }, () => {
     assert.notEqual(exe, null, `KNITTING_TEST_REQUIRE_RUNTIMES=1 but no ${name} executable was found`);
     const env = { KNITTING_TEST_PROCESS_RUNTIME: name, KNITTING_TEST_PROCESS_EXECUTABLE: exe };
-    runTestFiles(["process-workers.test.mjs"], env, 14);
+    runTestFiles(["process-workers.test.mjs", "host-death.test.mjs"], env, 18);
   });
 }

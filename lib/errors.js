@@ -50,6 +50,20 @@ function hardTimeoutError(name, ms, lane) {
   return err;
 }
 
+/**
+ * A call its caller gave up on (timeout, AbortSignal, `.reject()`) still
+ * held its worker's thread worker.abandonGraceMs later: the worker was
+ * replaced. The cause of the WorkerExitError of the calls that worker had started.
+ */
+function abandonedCallError(name, ms, lane) {
+  const err = new Error(
+    `knitting-native: task "${name}" was given up by its caller but still held worker ${lane}'s thread ` +
+      `${ms} ms later (worker.abandonGraceMs); the worker was terminated and replaced`,
+  );
+  err.code = "KNT_ABANDONED_CALL";
+  return err;
+}
+
 /** The caller's AbortSignal fired. */
 function abortError(reason) {
   return new DOMException("knitting-native: the call was aborted", { name: "AbortError", cause: reason });
@@ -102,6 +116,7 @@ module.exports = {
   WorkerExitError,
   timeoutError,
   hardTimeoutError,
+  abandonedCallError,
   abortError,
   signalsExhaustedError,
   unreadableError,

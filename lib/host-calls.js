@@ -7,9 +7,11 @@
 const hard = require("./hard-timeout.js");
 const { queueFullError } = require("./queue-limit.js");
 const { isPowerOfTwo } = require("./host-loop.js");
+const Slot = require("./slot.js");
 const {
   timeoutError,
   hardTimeoutError,
+  abandonedCallError,
   abortError,
   signalsExhaustedError,
   unreadableError,
@@ -43,6 +45,7 @@ class CallExtra {
   constructor() {
     this.timer = null; // task timeout
     this.hardTimer = null; // worker.hardTimeoutMs
+    this.abandonTimer = null; // worker.abandonGraceMs, once its caller gave it up
     this.abortSignal = null; // a caller's AbortSignal
     this.onAbort = null;
     this.encoded = null; // its argument's bytes, while it waits for room in the payload region
@@ -104,7 +107,8 @@ const callMethods = {
     return promise;
   },
 
-  submit(task, arg, callOptions) {
+  /** `timeLeft`: what remains of the task timeout (a call whose argument was a promise). */
+  submit(task, arg, callOptions, timeLeft) {
     if (this.state !== OPEN) {
       // Made after shutdown(): rejects once shutdown has resolved, like the calls it rejects.
       const err = shutdownError();
@@ -150,11 +154,14 @@ const callMethods = {
       // knitting's way: the promise of an abort-aware call can abort it.
       promise.reject = (reason) => {
         this.raiseAbort(call);
+        const wasDone = call.done;
         this.finish(call, false, reason);
+        if (!wasDone) this.gaveUp(call);
       };
     }
     if (entry.timeout !== null) {
-      extraOf(call).timer = setTimeout(() => this.onTimeout(call, entry), entry.timeout.time);
+      const time = timeLeft === undefined ? entry.timeout.time : timeLeft;
+      extraOf(call).timer = setTimeout(() => this.onTimeout(call, entry), time);
     }
     if (abortSignal !== null) {
       const extra = extraOf(call);
@@ -163,6 +170,7 @@ const callMethods = {
         if (this.debug) this.debug("signals", `call ${call.id} of "${entry.name}" aborted by its AbortSignal`);
         this.raiseAbort(call);
         this.finish(call, false, abortError(abortSignal.reason));
+        this.gaveUp(call);
       };
       abortSignal.addEventListener("abort", extra.onAbort, { once: true });
     }
@@ -194,47 +202,86 @@ const callMethods = {
     if (this.elastic !== null) this.scheduleFlush(); // the flush starts workers for waiting calls (elastic.js)
   },
 
-  /** A call whose argument is a promise: submitted once it resolves. */
+  /**
+   * A call whose argument is a promise: submitted once it resolves. Until
+   * then its AbortSignal and its task timeout (counted from this call) still
+   * settle it, as soon as they fire; the argument's value is then dropped.
+   */
   submitAfter(task, argPromise, callOptions, abortSignal) {
+    const entry = this.table[task];
+    const madeAt = performance.now();
     let inner = null;
-    let rejectOuter;
-    let abortedWith = null;
+    let settleOuter;
+    let gaveUp = false; // settled before its argument did (aborted, timed out, shut down)
+    let timer = null;
+    let onAbort = null;
+    const stopWatching = () => {
+      if (timer !== null) clearTimeout(timer);
+      if (onAbort !== null) abortSignal.removeEventListener("abort", onAbort);
+      timer = null;
+      onAbort = null;
+    };
+    // `late`: a rejection by shutdown, settled once shutdown has resolved (see finish).
+    const giveUp = (ok, value, late = false) => {
+      if (gaveUp || inner !== null) return;
+      gaveUp = true;
+      this.awaitingArg.delete(abandon);
+      stopWatching();
+      if (late) this.shutdownGate.then(() => settleOuter(ok, value));
+      else settleOuter(ok, value);
+    };
     // Until the argument settles the call is in no queue and no slot, so
     // shutdown reaches it through `awaitingArg` (an argument that never
     // settles must not leave the call pending forever).
-    const abandon = (reason, late = false) => {
-      if (abortedWith !== null) return; // settled already
-      this.awaitingArg.delete(abandon);
-      abortedWith = { reason };
-      if (late) this.shutdownGate.then(() => rejectOuter(reason));
-      else rejectOuter(reason);
-    };
+    const abandon = (reason, late = false) => giveUp(false, reason, late);
     const outer = new Promise((resolve, reject) => {
-      rejectOuter = reject;
+      settleOuter = (ok, value) => (ok ? resolve(value) : reject(value));
       argPromise.then(
         (value) => {
-          if (abortedWith !== null) return;
+          if (gaveUp) return;
           this.awaitingArg.delete(abandon);
+          stopWatching();
           if (abortSignal !== null && abortSignal.aborted) {
             reject(abortError(abortSignal.reason));
             return;
           }
-          inner = this.submit(task, value, callOptions);
+          // The timeout counts from the call, not from its argument's arrival.
+          const left =
+            entry.timeout === null ? undefined : Math.max(1, entry.timeout.time - (performance.now() - madeAt));
+          inner = this.submit(task, value, callOptions, left);
           inner.then(resolve, reject);
         },
         (err) => {
+          if (gaveUp) return;
           this.awaitingArg.delete(abandon);
+          stopWatching();
           reject(err);
         },
       );
     });
     this.awaitingArg.add(abandon);
-    if (this.table[task].abortAware) {
+    if (abortSignal !== null) {
+      onAbort = () => {
+        if (this.debug) this.debug("signals", `a call of "${entry.name}" aborted while its argument was pending`);
+        giveUp(false, abortError(abortSignal.reason));
+      };
+      abortSignal.addEventListener("abort", onAbort, { once: true });
+    }
+    if (entry.timeout !== null) {
+      timer = setTimeout(() => {
+        timer = null;
+        if (this.debug) this.debug("signals", `a call of "${entry.name}" timed out while its argument was pending`);
+        const { kind, value } = entry.timeout;
+        if (kind === "default") giveUp(true, value);
+        else if (kind === "error") giveUp(false, value);
+        else giveUp(false, timeoutError(entry.name, entry.timeout.time));
+      }, entry.timeout.time);
+    }
+    if (entry.abortAware) {
       outer.reject = (reason) => {
-        if (inner !== null) {
-          inner.reject(reason);
-          rejectOuter(reason);
-        } else abandon(reason);
+        if (inner !== null) inner.reject(reason);
+        else abandon(reason);
+        settleOuter(false, reason);
       };
     }
     return outer;
@@ -267,6 +314,55 @@ const callMethods = {
     if (kind === "default") this.finish(call, true, value);
     else if (kind === "error") this.finish(call, false, value);
     else this.finish(call, false, timeoutError(entry.name, entry.timeout.time));
+    this.gaveUp(call);
+  },
+
+  /**
+   * Its caller gave `call` up (timeout, AbortSignal, `.reject()`) while a
+   * worker holds it: if after worker.abandonGraceMs the call still holds
+   * that worker's thread, the worker is replaced (onAbandonGrace). Unref'd:
+   * a given-up call keeps no process alive.
+   */
+  gaveUp(call) {
+    if (this.abandonGraceMs === false || call.lane === null || call.lane.inline) return;
+    const extra = extraOf(call);
+    if (extra.abandonTimer !== null) return;
+    extra.abandonTimer = setTimeout(() => this.onAbandonGrace(call), this.abandonGraceMs);
+    extra.abandonTimer.unref();
+  },
+
+  /**
+   * worker.abandonGraceMs after a call was given up. Still RUNNING (a
+   * synchronous task holding the thread): its worker is terminated and
+   * replaced, as for worker.hardTimeoutMs, so calls behind it do not wait
+   * forever. Not started yet: another period, since it holds the thread
+   * once it starts. AWAITING (an async task, the thread free; the word stays
+   * so however its continuations run), answered, gone from its slot, or its
+   * worker already being replaced: nothing to do.
+   */
+  onAbandonGrace(call) {
+    call.extra.abandonTimer = null;
+    const slots = call.lane;
+    if (this.state === CLOSED || slots === null || slots.calls[call.slot] !== call) return;
+    const lane = this.topology.workerOf(call);
+    const state = Slot.startedOf(this.i32, slots.slotWord(call.slot));
+    if (state === Slot.STARTED.AWAITING || state === Slot.STARTED.ANSWERED) return;
+    if (lane >= 0 && this.killedFor[lane] !== null) return;
+    if (state !== Slot.STARTED.RUNNING || lane < 0 || this.workers[lane] === null) {
+      this.gaveUp(call);
+      return;
+    }
+    const err = abandonedCallError(this.table[call.task].name, this.abandonGraceMs, lane);
+    if (this.debug)
+      this.debug(
+        "host",
+        `worker ${lane} still runs given-up call ${call.id} after worker.abandonGraceMs: replacing it`,
+      );
+    // As for a hard timeout: no new call goes to this worker from here on,
+    // and what it claimed but never started is placed again at its exit.
+    this.killedFor[lane] = err;
+    this.topology.workersChanged();
+    this.workers[lane].terminate();
   },
 
   /**

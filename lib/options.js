@@ -6,6 +6,7 @@ const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permi
 const runtimes = require("./runtimes/index.js");
 const server = require("./server-options.js");
 const { resolveElastic, ELASTIC_KEYS } = require("./elastic-options.js");
+const { DEFAULT_ABANDON_GRACE_MS, resolveAbandonGrace } = require("./abandon-grace.js");
 const { optionError, describe, checkKeys, checkObject, integerIn, numberIn, boolean } = require("./option-checks.js");
 const {
   resolveHost,
@@ -232,6 +233,7 @@ function resolveWorker(worker, env = process.env) {
     process: undefined,
     resourceLimits: undefined,
     hardTimeoutMs: undefined,
+    abandonGraceMs: DEFAULT_ABANDON_GRACE_MS,
     resolveAfterFinishingAll: false,
     bootstrap: undefined,
     timers: DEFAULT_TIMERS,
@@ -246,6 +248,7 @@ function resolveWorker(worker, env = process.env) {
       "runtime",
       "resourceLimits",
       "hardTimeoutMs",
+      "abandonGraceMs",
       "resolveAfterFinishingAll",
       "bootstrap",
       "timers",
@@ -307,6 +310,7 @@ function resolveWorker(worker, env = process.env) {
     }
     out.hardTimeoutMs = ms;
   }
+  if (worker.abandonGraceMs !== undefined) out.abandonGraceMs = resolveAbandonGrace(worker.abandonGraceMs);
   if (worker.resolveAfterFinishingAll !== undefined) {
     if (typeof worker.resolveAfterFinishingAll !== "boolean") {
       throw optionError(

@@ -6,7 +6,7 @@
 // - "workerExit" { index, threadId, pid, code, signal, reason, error }: a
 //   worker ended; `reason` is "shutdown", "recycle" (recycle: "calls" or
 //   "memory"), "idle" (an elastic pool shrinking, elastic.js),
-//   "hardTimeout", "startFailed" or "crash".
+//   "hardTimeout", "abandoned" (worker.abandonGraceMs), "startFailed" or "crash".
 // Listeners run after the pool has finished reacting (a microtask later):
 // a listener that throws, or makes or shuts down calls, cannot leave the
 // pool half-updated. So listeners added right after createPool() also hear
@@ -78,7 +78,9 @@ class PoolEvents {
 function exitReason(pool, lane, recycled) {
   if (recycled === "idle") return "idle";
   if (recycled !== null) return "recycle";
-  if (pool.killedFor[lane] !== null) return "hardTimeout"; // even if it ends after shutdown began
+  // Terminated by the host, even if it ends after shutdown began.
+  const killed = pool.killedFor[lane];
+  if (killed !== null) return killed.code === "KNT_ABANDONED_CALL" ? "abandoned" : "hardTimeout";
   if (pool.isClosed()) return "shutdown";
   if (!pool.everReady[lane]) return "startFailed";
   return "crash";

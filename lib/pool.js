@@ -81,6 +81,7 @@ class Pool {
       shared: this.sharedRefs || new ProcessRefs(),
     });
     this.hardTimeoutMs = options.worker.hardTimeoutMs; // read on every placement
+    this.abandonGraceMs = options.worker.abandonGraceMs; // a number, or false
     // What a server watches and limits: events, counts and times, the queue limit.
     this.events = new PoolEvents();
     this.stats = new PoolStats(options.threads, options.stats);

@@ -27,6 +27,13 @@ const PROCESS_WORKER_MARK = Symbol.for("knitting-native.processWorker");
 const CHILD_MEMORY_FD = 4;
 /** The payload region starts on a page of its own. */
 const PAGE = 4096;
+/**
+ * Tells a worker process its host's pid (and, in named mode, the shm name
+ * to remove should the host die first): "<pid>" or "<pid> <name>". In the
+ * environment, so the worker arms its watch on the host (src/process/
+ * host_watch.rs) before it reads any message; it removes the variable then.
+ */
+const HOST_ENV = "KNITTING_NATIVE_HOST";
 
 /** The first executable called `name` on PATH, or null. */
 function findOnPath(name) {
@@ -228,7 +235,9 @@ class ProcessRuntime {
       this.command = [...this.prefix, ...runtimeCommand, ...this.args];
     }
     const [file, ...args] = this.command;
-    const child = spawn(file, args, { stdio, env: this.env, serialization: this.serialization });
+    const cleanup = region.name !== undefined && !region.name.startsWith("/proc/") ? ` ${region.name}` : "";
+    const env = { ...this.env, [HOST_ENV]: `${process.pid}${cleanup}` };
+    const child = spawn(file, args, { stdio, env, serialization: this.serialization });
     const handle = new ProcessHandle(child, (h) => this.mapped(h));
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
@@ -269,4 +278,4 @@ class ProcessRuntime {
   }
 }
 
-module.exports = { ProcessRuntime, PROCESS_WORKER_MARK };
+module.exports = { ProcessRuntime, PROCESS_WORKER_MARK, HOST_ENV };

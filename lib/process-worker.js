@@ -2,18 +2,33 @@
 // A pool worker process (worker.runtime "process"): maps the host's region,
 // then serves its lane (serve.js). It parks on a Rust thread that sleeps on
 // the shared futex (src/process/waiter.rs), so its event loop keeps running
-// while it waits. It exits when the host goes away (the IPC channel closes).
+// while it waits. It ends the moment the host is gone, whatever its JS is
+// doing: the addon watches the host from a thread of its own (src/process/
+// host_watch.rs), armed first thing here.
 // The same file runs under Node, Bun and Deno (worker.processRuntime).
+
+const native = require("./native.js");
+
+// First: a host that dies from now on ends this process at once (the
+// kernel's parent-death signal, and a thread on a pidfd of the host), and
+// one that is gone already ends it here. Left out of what task code sees.
+const HOST_ENV = "KNITTING_NATIVE_HOST";
+const hostSpec = process.env[HOST_ENV];
+if (hostSpec !== undefined) {
+  delete process.env[HOST_ENV];
+  const [hostPid, cleanupName] = hostSpec.split(" ");
+  native.watchHost(Number(hostPid), cleanupName === undefined ? null : cleanupName);
+}
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
 require("./worker-context.js").markPoolWorker();
 
-const native = require("./native.js");
 const { serveLane } = require("./serve.js");
 const { ProcessRefs } = require("./shared-refs.js");
 const { pack, unpack } = require("./ipc-message.js");
 const { RECYCLE_EXIT_CODES } = require("./recycle.js");
+const { invoke } = require("./invoke.js");
 
 // Taken before any task module loads: task code may replace process.exit.
 const processExit = process.exit;
@@ -108,6 +123,12 @@ function start(setup) {
       wakeWord: (index, count = 1) => memory.wake(index, count),
       shared: new ProcessRefs(),
       report,
+      // A call claimed after the host died is never started: checkHost()
+      // does not return once the watch saw the host go (it is ending us).
+      runTask(fn, _name, arg, toolkit) {
+        native.checkHost();
+        return invoke(fn, arg, toolkit);
+      },
       // Left the claimants or its lane (recycling): this process ends
       // itself, with the code that tells the host why (recycle.js).
       end: (reason) => processExit.call(process, RECYCLE_EXIT_CODES[reason]),

@@ -5,8 +5,10 @@
 //!   mapping itself, shared by Rust threads through an `Arc`.
 //! - `waiter.rs`: the worker-side thread that sleeps on a word of the
 //!   mapping and calls back when it moves.
+//! - `host_watch.rs`: a worker process ends the moment its host is gone.
 //! - `napi.rs`: what JS calls.
 
+pub mod host_watch;
 pub mod mapping;
 pub mod waiter;
 

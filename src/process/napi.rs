@@ -19,6 +19,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Env;
 use napi_derive::napi;
 
+use super::host_watch;
 use super::mapping::{self, Mapping, NamedObject};
 use super::waiter::{wake_word, WordWaiter};
 
@@ -309,5 +310,39 @@ impl WordWaiterHandle {
     #[napi(catch_unwind)]
     pub fn close(&mut self) {
         self.waiter.stop();
+    }
+}
+
+/// A worker process arms the watch on its host `host` (a pid) at start-up
+/// (`host_watch.rs`): it ends the moment the host is gone. `cleanupName`:
+/// the shm name it removes then, if the host may not have unlinked it
+/// (named mode); without one the kernel also kills it with its parent.
+#[napi(catch_unwind)]
+pub fn watch_host(host: f64, cleanup_name: Option<String>) -> Result<()> {
+    let host = crate::bindings::whole(host, "host", i32::MAX as u64)? as u32;
+    if host < 2 {
+        return Err(invalid(format!(
+            "host must be a process id (2 or more), got {host}"
+        )));
+    }
+    if let Some(name) = cleanup_name.as_deref() {
+        if mapping::parse_name(name).is_none() {
+            return Err(invalid(format!(
+                "cleanupName {name:?} is not a shm name this module makes"
+            )));
+        }
+    }
+    host_watch::watch(host, cleanup_name.as_deref())
+        .map_err(|e| io_error("cannot watch the host process", e))
+}
+
+/// Returns while the host lives. Once it is gone the watch is ending this
+/// process: this never returns then, so no further call starts.
+#[napi(catch_unwind)]
+pub fn check_host() {
+    if host_watch::host_gone() {
+        loop {
+            std::thread::park();
+        }
     }
 }

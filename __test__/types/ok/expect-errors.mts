@@ -223,6 +223,8 @@ createPool({ abortSignalCapacity: "1024" });
 createPool({ abortSignals: 1024 });
 // @ts-expect-error
 createPool({ worker: { hardTimeoutMs: "1s" } });
+// @ts-expect-error abandonGraceMs is a number of ms or false
+createPool({ worker: { abandonGraceMs: true } });
 // @ts-expect-error
 createPool({ worker: { hardTimeout: 1000 } });
 // @ts-expect-error

@@ -216,6 +216,8 @@ createPool(all)({ add });
 createPool({ abortSignalCapacity: 0 })({ add });
 createPool({ worker: {} })({ add });
 createPool({ worker: { hardTimeoutMs: 100 } })({ add });
+createPool({ worker: { abandonGraceMs: 250 } })({ add });
+createPool({ worker: { abandonGraceMs: false } })({ add });
 createPool({ worker: { resolveAfterFinishingAll: false } })({ add });
 createPool({ worker: { bootstrap: { href: "./bootstrap.mjs" } } })({ add });
 createPool({ worker: { bootstrap: { href: "file:///srv/boot.mjs", name: "setup" } } })({ add });
@@ -261,6 +263,7 @@ type _workerKeys = Assert<
     | "env"
     | "resourceLimits"
     | "hardTimeoutMs"
+    | "abandonGraceMs"
     | "resolveAfterFinishingAll"
     | "allowExit"
     | "bootstrap"
@@ -311,6 +314,7 @@ type _codes = Assert<
     | "KNT_WORKER_EXIT"
     | "KNT_TASK_TIMEOUT"
     | "KNT_HARD_TIMEOUT"
+    | "KNT_ABANDONED_CALL"
     | "KNT_QUEUE_FULL"
     | "KNT_ABORT_SIGNALS_EXHAUSTED"
     | "KNT_REGION_CORRUPT"
