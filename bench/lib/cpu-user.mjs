@@ -118,7 +118,9 @@ export async function cpuUserLoad(cfg, sc) {
       for (const t of targets.slice(-3)) t.failed = per.errors.length > 0;
     }
   }
-  const header = [["runtime", "floor ms", "knitting-native / floor", "piscina / floor", "host CPU / wall", "other load", "errors"]];
+  const header = [
+    ["runtime", "floor ms", "knitting-native / floor", "piscina / floor", "host CPU / wall", "other load", "errors"],
+  ];
   const lines = [
     `cpu-bound (user's shape: bench/user/): ${cc.procs} process(es) per runtime, each: bare workers ` +
       `(floor), then createPool({ threads: ${cc.threads} }), then piscina; ${cc.bursts} bursts of ` +
