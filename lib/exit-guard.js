@@ -43,27 +43,21 @@ function refusal(what, why) {
  * Task code cannot put a frame of Node's internal files on the stack.
  */
 function calledByNodeInternals() {
-  const prepare = Error.prepareStackTrace;
-  const limit = Error.stackTraceLimit;
-  let sites;
-  try {
-    Error.stackTraceLimit = 3;
-    Error.prepareStackTrace = (_, callSites) => callSites;
-    const holder = {};
-    Error.captureStackTrace(holder, calledByNodeInternals);
-    sites = holder.stack;
-  } finally {
-    Error.prepareStackTrace = prepare;
-    Error.stackTraceLimit = limit;
-  }
-  // [0]: the guard itself, [1]: whoever called it.
-  const caller = Array.isArray(sites) ? sites[1] : undefined;
-  const file = caller && caller.getFileName();
+  const file = guardCallerFile(calledByNodeInternals);
   return typeof file === "string" && file.startsWith("node:internal/main/worker_thread");
 }
 
 /** Whether the caller of the guarded function is one of the runtime's own files (`node:` modules). */
 function calledByRuntime() {
+  const file = guardCallerFile(calledByRuntime);
+  return typeof file === "string" && file.startsWith("node:");
+}
+
+/**
+ * The file of whoever called the guarded function, seen from `check` (the
+ * function the guard calls): frame [0] is the guard, [1] its caller.
+ */
+function guardCallerFile(check) {
   const prepare = Error.prepareStackTrace;
   const limit = Error.stackTraceLimit;
   let sites;
@@ -71,15 +65,14 @@ function calledByRuntime() {
     Error.stackTraceLimit = 3;
     Error.prepareStackTrace = (_, callSites) => callSites;
     const holder = {};
-    Error.captureStackTrace(holder, calledByRuntime);
+    Error.captureStackTrace(holder, check);
     sites = holder.stack;
   } finally {
     Error.prepareStackTrace = prepare;
     Error.stackTraceLimit = limit;
   }
   const caller = Array.isArray(sites) ? sites[1] : undefined;
-  const file = caller && caller.getFileName();
-  return typeof file === "string" && file.startsWith("node:");
+  return caller ? caller.getFileName() : undefined;
 }
 
 const ENDS_WORKER =

@@ -358,11 +358,7 @@ const callMethods = {
         "host",
         `worker ${lane} still runs given-up call ${call.id} after worker.abandonGraceMs: replacing it`,
       );
-    // As for a hard timeout: no new call goes to this worker from here on,
-    // and what it claimed but never started is placed again at its exit.
-    this.killedFor[lane] = err;
-    this.topology.workersChanged();
-    this.workers[lane].terminate();
+    this.replaceWorker(lane, err);
   },
 
   /**
@@ -380,17 +376,22 @@ const callMethods = {
         call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
       return;
     }
-    const worker = this.workers[lane];
     const err = hardTimeoutError(this.table[holder.task].name, this.hardTimeoutMs, lane);
     if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${holder.id}: replacing it`);
-    if (worker !== null) {
-      // From here on no new call goes to this worker (liveChoices; and a
-      // call it claims and never starts is placed again at its exit).
-      this.killedFor[lane] = err;
-      this.topology.workersChanged();
-      worker.terminate();
-    }
+    if (this.workers[lane] !== null) this.replaceWorker(lane, err);
     if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
+  },
+
+  /**
+   * Ends worker `lane` for `err` (a hard timeout, a given-up call holding its
+   * thread); the exit handler (pool.js) starts its replacement. From here on
+   * no new call goes to it (liveChoices), and a call it claimed and never
+   * started is placed again at its exit.
+   */
+  replaceWorker(lane, err) {
+    this.killedFor[lane] = err;
+    this.topology.workersChanged();
+    this.workers[lane].terminate();
   },
 };
 
