@@ -239,7 +239,8 @@ export interface PoolLifecycle {
    * or task module that fails to load or throws); calls then reject with that
    * error too. Rejects with a `"KNT_POOL_SHUTDOWN"` error when the pool is
    * shut down before it was ready. Calls need not wait for it: a call made
-   * before then runs once a worker is ready.
+   * before then runs once a worker is ready. Inside a pool worker, where
+   * `createPool` returns an inert pool, it is already resolved.
    */
   readonly ready: Promise<void>;
 
@@ -827,7 +828,9 @@ export interface PoolOptions {
   abortSignalCapacity?: number;
   /**
    * Prints traces on stderr: `true` every channel, or an object of channels
-   * (`{ lifecycle: true, imports: true }`; also `host`, `signals`).
+   * (`{ lifecycle: true, imports: true }`; also `host`, `signals`). `host`
+   * names the topology at start-up, as knitting does: `dispatcher=steal`,
+   * `dispatcher=per-thread` or `dispatcher=serial-channel`.
    * `KNITTING_DEBUG=1` in the environment turns them on for every pool.
    * @default false
    */
@@ -989,8 +992,9 @@ export interface PermissionPolicy {
  * - `"KNT_INVALID_OPTION"`: a `createPool` option (or a call's options) is wrong
  *   (a `TypeError` or `RangeError` naming the option's full path).
  * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
- * - `"KNT_POOL_IN_WORKER"`: `createPool` ran inside a pool worker (a task
- *   module creating its pool without the `isMain` guard).
+ * - `"KNT_POOL_IN_WORKER"`: a pool was called or shut down inside a pool
+ *   worker (a task module whose calls are not behind `if (isMain)`): there
+ *   `createPool` returns an inert pool, which starts no worker.
  * - `"KNT_CREATE_POOL_FORM"`: `createPool(options, tasks)` (the form is
  *   `createPool(options)(tasks)`), or `call`/`shutdown`/`ready` read on the
  *   function `createPool(options)` returns (a `TypeError`).

@@ -85,14 +85,15 @@ test("a comma-separated list enables each namespace in it (spaces and case ignor
 test("KNITTING_DEBUG=* / 1 / true / all, and debug: true, enable every namespace", () => {
   for (const debug of ["*", "1", "true", "all", "lifecycle,*"]) {
     const r = run({ debug, breakImport: true });
-    assert.deepEqual([...r.topics].sort(), ["imports", "lifecycle"], `KNITTING_DEBUG=${debug}`);
+    // host: the topology line at start-up.
+    assert.deepEqual([...r.topics].sort(), ["host", "imports", "lifecycle"], `KNITTING_DEBUG=${debug}`);
   }
   const pool = run({ poolDebug: true, breakImport: true });
-  assert.deepEqual([...pool.topics].sort(), ["imports", "lifecycle"], "debug: true");
+  assert.deepEqual([...pool.topics].sort(), ["host", "imports", "lifecycle"], "debug: true");
   const both = run({ poolDebug: true, debug: "imports", breakImport: true });
   assert.deepEqual(
     [...both.topics].sort(),
-    ["imports", "lifecycle"],
+    ["host", "imports", "lifecycle"],
     "debug: true wins over a narrower KNITTING_DEBUG",
   );
 });
@@ -152,4 +153,44 @@ test("KNITTING_DEBUG=host,signals: queueing, doorbell rings and aborts are trace
   assert.match(child.stderr, /knitting-native:signals pool \d+ .* doorbell ring #1: waited [\d.]+ ms/);
   assert.match(child.stderr, /knitting-native:signals pool \d+ .* aborted by its AbortSignal/);
   assert.doesNotMatch(child.stderr, /knitting-native:lifecycle/);
+});
+
+// knitting prints its topology on the host channel as `dispatcher=<name> lanes=<n>`
+// (stealing adds `g=<region lanes>`); the balancer and the inliner follow.
+const TOPOLOGIES = [
+  [{ threads: 2 }, /^dispatcher=steal lanes=2 g=\d+$/],
+  [{ threads: 2, host: { steal: true } }, /^dispatcher=steal lanes=2 g=\d+$/],
+  [{ threads: 1 }, /^dispatcher=per-thread lanes=1$/],
+  [{ threads: 2, host: { steal: false } }, /^dispatcher=per-thread lanes=2$/],
+  [{ threads: 2, balancer: "firstIdle" }, /^dispatcher=per-thread lanes=2 balancer=firstIdle$/],
+  [{ threads: 2, host: { dispatcher: "per-thread" } }, /^dispatcher=per-thread lanes=2$/],
+  [{ threads: 2, host: { dispatcher: "serial-channel" } }, /^dispatcher=serial-channel lanes=2$/],
+  [{ threads: 2, inliner: { position: "first" } }, /^dispatcher=per-thread lanes=2 inliner=first$/],
+];
+
+function runTopology(options, debugOff = false) {
+  const env = { ...process.env, KNT_FIXTURE_OPTIONS: JSON.stringify(options) };
+  for (const name of ["KNITTING_DEBUG", "KNITTING_STEAL", "KNITTING_DISPATCHER"]) delete env[name];
+  if (debugOff) env.KNT_FIXTURE_DEBUG_OFF = "1";
+  const file = fileURLToPath(new URL("./fixtures/debug-topology.mjs", import.meta.url));
+  const child = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 30_000, env });
+  assert.equal(child.error, undefined, String(child.error));
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout, "result 42\n", child.stderr);
+  return child.stderr;
+}
+
+test("debug: { host: true } names the topology once at start-up: dispatcher=steal by default, others by name", () => {
+  for (const [options, expected] of TOPOLOGIES) {
+    const stderr = runTopology(options);
+    const lines = stderr.split("\n").filter(Boolean);
+    for (const line of lines) assert.match(line, /^knitting-native:host /, `only host lines: ${line}`);
+    const named = lines.filter((l) => l.includes("dispatcher=")).map((l) => LINE.exec(l)[0].replace(/^.* ms /, ""));
+    assert.equal(named.length, 1, `one topology line for ${JSON.stringify(options)}:\n${stderr}`);
+    assert.match(named[0], expected, JSON.stringify(options));
+  }
+});
+
+test("without debug the topology is not printed", () => {
+  for (const [options] of TOPOLOGIES) assert.equal(runTopology(options, true), "", JSON.stringify(options));
 });

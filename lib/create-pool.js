@@ -1,7 +1,8 @@
 "use strict";
 // The front door: createPool(options)(tasks) and task({ f }).createPool(options)
-// check the form they are called in and where they are called from, then
-// build a Pool (pool.js) and hand out its public face.
+// check the form they are called in, then build a Pool (pool.js) and hand
+// out its public face. Inside a pool worker index.js hands out an inert pool
+// (inert-pool.js) instead, without loading this module.
 
 const { Pool } = require("./pool.js");
 const { L } = require("./lane.js");
@@ -9,7 +10,7 @@ const { resolveOptions } = require("./options.js");
 const { buildTaskTable } = require("./task-table.js");
 const { callerHref, noModuleFile } = require("./caller.js");
 const { codedError } = require("./errors.js");
-const { WORKER_MARK, refusePoolInWorker } = require("./worker-context.js");
+const { WORKER_MARK } = require("./worker-context.js");
 const { serverApi } = require("./server-api.js");
 
 /** The public face of a pool. */
@@ -28,15 +29,6 @@ function publicPool(pool) {
   return Object.freeze(api);
 }
 
-/** The module calling createPool, for messages; null when it cannot be told. */
-function safeCallerHref() {
-  try {
-    return callerHref();
-  } catch {
-    return null;
-  }
-}
-
 /**
  * createPool(options)(tasks): a pool of worker threads running `tasks`.
  * Returns `{ call, ready, shutdown, [Symbol.dispose], [Symbol.asyncDispose] }`.
@@ -48,7 +40,6 @@ function createPool(options, ...rest) {
         "createPool(options)({ ...tasks }), not createPool(options, tasks)",
     );
   }
-  refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   return notAPool(function withTasks(tasks) {
     const href = callerHref();
@@ -105,7 +96,6 @@ function notAPool(factory) {
 
 /** task({ f }).createPool(options): `{ call(arg), shutdown, ... }` for one task. */
 function createSingleTaskPool(options, task) {
-  refusePoolInWorker(safeCallerHref());
   const resolved = resolveOptions(options, L.maxLanes, L.maxAbortSlots);
   const href = callerHref();
   const table = buildTaskTable({ task }, href);

@@ -52,6 +52,15 @@ class LanesHost {
     return this.name;
   }
 
+  /** The host trace naming the topology: knitting's words, then the choices it lacks. */
+  dispatcherLine() {
+    const { balancer, dispatcher } = this.pool.options.topology;
+    let line = `dispatcher=${dispatcher} lanes=${this.lanes.length}`;
+    if (balancer !== null) line += ` balancer=${balancer}`;
+    if (this.inline !== null) line += ` inliner=${this.pool.options.inliner.position}`;
+    return line;
+  }
+
   place(call) {
     const lane = this.choose(this.choices, call);
     if (lane === null) return false;

@@ -61,6 +61,11 @@ class StealHost {
     return `work stealing over ${this.setup.regionLanes} region lanes of ${this.setup.width} slots`;
   }
 
+  /** The host trace naming the topology, in knitting's words (its `debug: { host: true }` line). */
+  dispatcherLine() {
+    return `dispatcher=steal lanes=${this.setup.workers} g=${this.setup.regionLanes}`;
+  }
+
   place(call) {
     const index = this.submit.freeSlot();
     if (index < 0) return false;

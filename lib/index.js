@@ -13,10 +13,12 @@ const loadPool = () => {
   pool ??= require("./create-pool.js");
   return pool;
 };
-/** Creates a pool: see create-pool.js. */
-const createPool = (...args) => loadPool().createPool(...args);
-const createSingleTaskPool = (...args) => loadPool().createSingleTaskPool(...args);
-const { isPoolWorker } = require("./worker-context.js");
+const { isPoolWorker, belowPoolWorker } = require("./worker-context.js");
+const inert = require("./inert-pool.js");
+/** Creates a pool: see create-pool.js; inside a pool worker, an inert one (inert-pool.js). */
+const createPool = (...args) => (belowPoolWorker() ? inert.createInertPool() : loadPool().createPool(...args));
+const createSingleTaskPool = (...args) =>
+  belowPoolWorker() ? inert.inertSingleTaskPool() : loadPool().createSingleTaskPool(...args);
 const tasks = require("./task.js");
 const { WorkerExitError } = require("./errors.js");
 const { CODEC_ERRORS } = require("./codec.js");

@@ -162,6 +162,7 @@ class Pool {
     if (this.debug) {
       const tasks = table.map((e) => e.name).join(", ");
       this.debug("lifecycle", `created: ${threads} workers, tasks ${tasks}; ${this.topology.describe()}`);
+      this.debug("host", this.topology.dispatcherLine());
     }
     try {
       if (this.elastic !== null) this.elastic.start();

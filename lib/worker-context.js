@@ -1,14 +1,14 @@
 "use strict";
-// Whether this code runs inside a pool worker, and the refusal of a pool
-// created there.
+// Whether this code runs inside a pool worker, where createPool returns an
+// inert pool (inert-pool.js).
 //
 // Task modules are imported in the host and in every worker, so a module
 // that calls createPool at its top level would, without a guard, start a
 // pool in each worker, whose workers would start pools of their own. A
 // pool worker marks itself (its workerData for threads, a global for
 // processes) and sets POOL_WORKER_ENV in its environment, which worker
-// threads and child processes started from inside it inherit: createPool
-// refuses to run anywhere below a pool worker.
+// threads and child processes started from inside it inherit: no pool
+// starts anywhere below a pool worker.
 
 const { workerData } = require("node:worker_threads");
 
@@ -34,23 +34,6 @@ function belowPoolWorker() {
   return isPoolWorker() || process.env[POOL_WORKER_ENV] === "1";
 }
 
-/** Throws the refusal when createPool runs inside a pool worker. */
-function refusePoolInWorker(href) {
-  if (!belowPoolWorker()) return;
-  const where = isPoolWorker()
-    ? "inside a pool worker"
-    : `in a thread or process started from inside a pool worker (${POOL_WORKER_ENV} is set)`;
-  const err = new Error(
-    `knitting-native: createPool was called ${where}${href ? `, by ${href}` : ""}. ` +
-      "Workers import the task modules, so a pool created at the top level of a task module would " +
-      "start again in every worker. " +
-      "Guard it with `if (isMain) { ... }` (isMain is false inside workers), or move createPool out " +
-      "of the task module.",
-  );
-  err.code = "KNT_POOL_IN_WORKER";
-  throw err;
-}
-
 module.exports = {
   WORKER_MARK,
   PROCESS_WORKER_MARK,
@@ -58,5 +41,4 @@ module.exports = {
   isPoolWorker,
   markPoolWorker,
   belowPoolWorker,
-  refusePoolInWorker,
 };
