@@ -6,8 +6,12 @@
 //    threads running the same function in the same process: a task's code
 //    runs as fast in the pool (on Node 24 it ran 1.5-2.7x slower when V8
 //    inlined it into the pool's own frames: lib/invoke.js);
-//  - the host's own thread (the main thread) uses under 10% of the burst's
-//    wall time: it sleeps while the workers compute (lib/host-loop.js).
+//  - the host's own thread (the main thread) uses under 30% of the burst's
+//    wall time: it sleeps while the workers compute (lib/host-loop.js). The
+//    defect this guards against kept it near 100%; idle it measures 2-5%,
+//    and beside other tests on 2 cores it reached 10.6% (three 10 ms ticks
+//    of a 280 ms burst, 2026-12-07), so 10% is the benchmark's target
+//    (bench/run.mjs), not this test's bound.
 // Thread CPU times come from /proc/self/task (Linux); elsewhere the file
 // skips. The speed itself is a benchmark: bench/run.mjs --only-workload cpu-bound.
 
@@ -105,7 +109,7 @@ test("a CPU-bound burst: the pool's workers use the CPU per call of bare workers
   assert.ok(bestFloor > 0, `the floor measured no CPU: ${detail}`);
   // Wide: same-process noise is a few %; the defect this guards against was 1.5-2.7x.
   assert.ok(bestPool <= bestFloor * 1.4, `pool ${bestPool} ms of CPU per call, bare workers ${bestFloor}: ${detail}`);
-  // The host: under 10% of the burst's wall time in the median burst (2-5% measured).
+  // The host: under 30% of the burst's wall time in the median burst (see the top of the file).
   const share = median(runs.map((r) => r.host / r.wall));
-  assert.ok(share < 0.1, `host thread CPU ${(share * 100).toFixed(1)}% of the burst: ${detail}`);
+  assert.ok(share < 0.3, `host thread CPU ${(share * 100).toFixed(1)}% of the burst: ${detail}`);
 });
