@@ -5,16 +5,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { fixture, ROOT } from "./helpers/children.mjs";
-import { runtime as hostRuntime } from "./fixtures/runtime.mjs";
-
-const hasUsing = (() => {
-  try {
-    new Function("{ using x = null; }");
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasUsing, runtime as hostRuntime } from "./fixtures/runtime.mjs";
 
 function run(name, runtime) {
   const args = hostRuntime === "deno" ? ["run", "-A", fixture(name)] : [fixture(name)];

@@ -4,6 +4,7 @@ import { createPool, task, stableTaskID } from "../index.mjs";
 import * as t from "./fixtures/lifecycle-tasks.mjs";
 import { within, sleep, until } from "./helpers/wait.mjs";
 import { internals } from "./helpers/internals.mjs";
+import { hasUsing } from "./fixtures/runtime.mjs";
 
 test("task timeouts: default, maybe, error, and a plain number", async () => {
   const pool = createPool({ threads: 1 })({
@@ -272,16 +273,7 @@ test("single-task shorthand: task({ f }).createPool(options)", async () => {
   }
 });
 
-// `using` is syntax from Node 24 on; older Node still gets the protocol.
-const hasUsing = (() => {
-  try {
-    new Function("{ using x = null; }");
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
+// `using` is syntax from Node 24 on (hasUsing); older Node still gets the protocol.
 test("Symbol.asyncDispose waits for shutdown; Symbol.dispose starts it", async () => {
   const pool = createPool({ threads: 1 })({ quick: t.quick });
   assert.equal(await pool.call.quick(1), 2);

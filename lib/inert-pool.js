@@ -62,4 +62,4 @@ function createInertPool() {
   };
 }
 
-module.exports = { createInertPool, inertSingleTaskPool, poolInWorkerError };
+module.exports = { createInertPool, inertSingleTaskPool };
