@@ -484,13 +484,13 @@ export interface PayloadOptions {
    * grows past this many bytes. When the payloads in flight fill it, calls
    * wait for room (bounded by their own timeout or `AbortSignal`); only a
    * payload larger than an empty region holds (this, less under 100 bytes
-   * of bookkeeping) rejects, with a `RangeError` whose `code` is `"KNT_ERROR_3"`.
+   * of bookkeeping) rejects, with a `RangeError` whose `code` is `"KNT_VALUE_TOO_LARGE"`.
    * @default 67108864 (64 MiB)
    */
   payloadMaxByteLength?: number;
   /**
    * Limit on the encoded size, in bytes, of one call's argument or result. A
-   * call over it rejects with a `RangeError` whose `code` is `"KNT_ERROR_3"`.
+   * call over it rejects with a `RangeError` whose `code` is `"KNT_VALUE_TOO_LARGE"`.
    * @default payloadMaxByteLength / 8 (8 MiB)
    */
   maxPayloadBytes?: number;
@@ -983,12 +983,16 @@ export interface PermissionPolicy {
 
 /**
  * Error codes used by knitting-native:
- * - `"KNT_ERROR_0"`: a function cannot be sent to or from a worker.
- * - `"KNT_ERROR_1"`: a symbol cannot be sent to or from a worker.
- * - `"KNT_ERROR_2"`: serialization failed.
- * - `"KNT_ERROR_3"`: the value is unsupported, or its encoded size is over
- *   the payload limit (`payload.maxPayloadBytes`, or what an empty payload region
- *   holds; then the error is a `RangeError`).
+ * - `"KNT_VALUE_FUNCTION"`: a function cannot be sent to or from a worker.
+ * - `"KNT_VALUE_SYMBOL"`: a symbol cannot be sent to or from a worker.
+ * - `"KNT_VALUE_UNSERIALIZABLE"`: the value cannot be serialized (a WeakMap,
+ *   a Promise, a detached buffer, a class instance holding a function, ...).
+ * - `"KNT_VALUE_TOO_LARGE"`: the value's encoded size is over the payload
+ *   limit (`payload.maxPayloadBytes`, or what an empty payload region holds;
+ *   a `RangeError`).
+ *
+ *   These four are {@link ValueError}s: they name the task and the place in
+ *   the value.
  * - `"KNT_INVALID_OPTION"`: a `createPool` option (or a call's options) is wrong
  *   (a `TypeError` or `RangeError` naming the option's full path).
  * - `"KNT_INVALID_TASK"`: the `tasks` object of `createPool(options)(tasks)` is wrong.
@@ -1035,10 +1039,10 @@ export interface PermissionPolicy {
  *   known, and the worker keeps running.
  */
 export type KnittingErrorCode =
-  | "KNT_ERROR_0"
-  | "KNT_ERROR_1"
-  | "KNT_ERROR_2"
-  | "KNT_ERROR_3"
+  | "KNT_VALUE_FUNCTION"
+  | "KNT_VALUE_SYMBOL"
+  | "KNT_VALUE_UNSERIALIZABLE"
+  | "KNT_VALUE_TOO_LARGE"
   | "KNT_POOL_SHUTDOWN"
   | "KNT_WORKER_EXIT"
   | "KNT_TASK_TIMEOUT"
@@ -1070,6 +1074,23 @@ export type KnittingErrorCode =
  */
 export interface KnittingError extends Error {
   code?: KnittingErrorCode | (string & {});
+}
+
+/**
+ * A call's argument, result or thrown error could not be sent: its message
+ * reads `task "add", arg[0].x: cannot send a function "x"; ...`. A `TypeError`,
+ * or a `RangeError` for `KNT_VALUE_TOO_LARGE`.
+ */
+export interface ValueError extends Error {
+  code: (typeof CODEC_ERRORS)[keyof typeof CODEC_ERRORS];
+  /** knitting 0.1.62's numbered code for the same kind of failure. */
+  knittingCode: "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_3";
+  /** The task whose value it was (absent when the codec is used outside a call). */
+  task?: string;
+  /** Which value: the call's argument, its result, or the error the task threw. */
+  side?: "argument" | "result" | "error";
+  /** Where in that value, from `arg`, `result` or `error`: `arg[0].x`; absent when unknown. */
+  path?: string;
 }
 
 /**
@@ -1105,13 +1126,13 @@ export declare class WorkerExitError extends Error {
 /** The codes of the codec's errors, by what went wrong (see {@link KnittingErrorCode}). */
 export declare const CODEC_ERRORS: {
   /** A function cannot be sent (`TypeError`). */
-  readonly FUNCTION: "KNT_ERROR_0";
+  readonly FUNCTION: "KNT_VALUE_FUNCTION";
   /** A symbol cannot be sent (`TypeError`). */
-  readonly SYMBOL: "KNT_ERROR_1";
+  readonly SYMBOL: "KNT_VALUE_SYMBOL";
   /** Serialization failed (`TypeError`). */
-  readonly SERIALIZE: "KNT_ERROR_2";
+  readonly SERIALIZE: "KNT_VALUE_UNSERIALIZABLE";
   /** Over `payload.maxPayloadBytes`, or larger than an empty payload region holds (`RangeError`). */
-  readonly LIMIT: "KNT_ERROR_3";
+  readonly LIMIT: "KNT_VALUE_TOO_LARGE";
 };
 
 // ---------------------------------------------------------------------------

@@ -348,19 +348,19 @@ function detached(make) {
 
 /** [name, make the argument, class, code, message pattern] */
 const BAD_ARGUMENTS = [
-  ["a function", () => () => 1, TypeError, "KNT_ERROR_0", /function/],
-  ["a named function", () => function named() {}, TypeError, "KNT_ERROR_0", /"named"/],
-  ["a class", () => class K {}, TypeError, "KNT_ERROR_0", /function/],
-  ["a function inside an object", () => ({ a: [1, { b: () => 2 }] }), TypeError, "KNT_ERROR_0", /\.a\[1\]\.b/],
-  ["a function as a Map value", () => new Map([["k", () => 1]]), TypeError, "KNT_ERROR_0", /function/],
-  ["a symbol", () => Symbol("s"), TypeError, "KNT_ERROR_1", /symbol/],
-  ["a symbol inside an array", () => [1, 2, Symbol.iterator], TypeError, "KNT_ERROR_1", /\[2\]/],
-  ["a WeakMap", () => new WeakMap(), TypeError, "KNT_ERROR_2", /WeakMap/],
-  ["a WeakMap inside an object", () => ({ cache: new WeakMap() }), TypeError, "KNT_ERROR_2", /WeakMap/],
-  ["a WeakSet", () => [new WeakSet()], TypeError, "KNT_ERROR_2", /WeakSet/],
-  ["a Promise inside an object", () => ({ p: Promise.resolve(1) }), TypeError, "KNT_ERROR_2", /Promise/],
-  ["a Promise inside an array", () => [Promise.resolve(1)], TypeError, "KNT_ERROR_2", /Promise/],
-  ["a revoked Proxy inside an object", () => ({ p: revokedProxy() }), TypeError, "KNT_ERROR_2", /revoked/],
+  ["a function", () => () => 1, TypeError, "KNT_VALUE_FUNCTION", /function/],
+  ["a named function", () => function named() {}, TypeError, "KNT_VALUE_FUNCTION", /"named"/],
+  ["a class", () => class K {}, TypeError, "KNT_VALUE_FUNCTION", /function/],
+  ["a function inside an object", () => ({ a: [1, { b: () => 2 }] }), TypeError, "KNT_VALUE_FUNCTION", /\.a\[1\]\.b/],
+  ["a function as a Map value", () => new Map([["k", () => 1]]), TypeError, "KNT_VALUE_FUNCTION", /function/],
+  ["a symbol", () => Symbol("s"), TypeError, "KNT_VALUE_SYMBOL", /symbol/],
+  ["a symbol inside an array", () => [1, 2, Symbol.iterator], TypeError, "KNT_VALUE_SYMBOL", /\[2\]/],
+  ["a WeakMap", () => new WeakMap(), TypeError, "KNT_VALUE_UNSERIALIZABLE", /WeakMap/],
+  ["a WeakMap inside an object", () => ({ cache: new WeakMap() }), TypeError, "KNT_VALUE_UNSERIALIZABLE", /WeakMap/],
+  ["a WeakSet", () => [new WeakSet()], TypeError, "KNT_VALUE_UNSERIALIZABLE", /WeakSet/],
+  ["a Promise inside an object", () => ({ p: Promise.resolve(1) }), TypeError, "KNT_VALUE_UNSERIALIZABLE", /Promise/],
+  ["a Promise inside an array", () => [Promise.resolve(1)], TypeError, "KNT_VALUE_UNSERIALIZABLE", /Promise/],
+  ["a revoked Proxy inside an object", () => ({ p: revokedProxy() }), TypeError, "KNT_VALUE_UNSERIALIZABLE", /revoked/],
   [
     "a getter that throws",
     () => ({
@@ -369,7 +369,7 @@ const BAD_ARGUMENTS = [
       },
     }),
     TypeError,
-    "KNT_ERROR_2",
+    "KNT_VALUE_UNSERIALIZABLE",
     /getter threw/,
   ],
   [
@@ -382,45 +382,51 @@ const BAD_ARGUMENTS = [
       },
     }),
     TypeError,
-    "KNT_ERROR_2",
+    "KNT_VALUE_UNSERIALIZABLE",
     /deep getter/,
   ],
-  ["a detached ArrayBuffer", () => detached((b) => b), TypeError, "KNT_ERROR_2", /detached/],
-  ["a view of a detached ArrayBuffer", () => detached((b) => new Uint32Array(b)), TypeError, "KNT_ERROR_2", /detached/],
+  ["a detached ArrayBuffer", () => detached((b) => b), TypeError, "KNT_VALUE_UNSERIALIZABLE", /detached/],
+  [
+    "a view of a detached ArrayBuffer",
+    () => detached((b) => new Uint32Array(b)),
+    TypeError,
+    "KNT_VALUE_UNSERIALIZABLE",
+    /detached/,
+  ],
   [
     "a DataView of a detached ArrayBuffer",
     () => detached((b) => new DataView(b)),
     TypeError,
-    "KNT_ERROR_2",
+    "KNT_VALUE_UNSERIALIZABLE",
     /detached/,
   ],
   [
     "a detached ArrayBuffer inside an object",
     () => detached((b) => ({ x: [b] })),
     TypeError,
-    "KNT_ERROR_2",
+    "KNT_VALUE_UNSERIALIZABLE",
     /\.x\[0\]/,
   ],
   [
     "a string over maxPayloadBytes",
     () => "x".repeat(MIB + 1),
     RangeError,
-    "KNT_ERROR_3",
+    "KNT_VALUE_TOO_LARGE",
     /maxPayloadBytes \(1048576\)/,
   ],
-  ["bytes over maxPayloadBytes", () => new Uint8Array(MIB + 1), RangeError, "KNT_ERROR_3", /maxPayloadBytes/],
+  ["bytes over maxPayloadBytes", () => new Uint8Array(MIB + 1), RangeError, "KNT_VALUE_TOO_LARGE", /maxPayloadBytes/],
   [
     "an object over maxPayloadBytes",
     () => ({ a: "y".repeat(MIB / 2), b: "z".repeat(MIB / 2) }),
     RangeError,
-    "KNT_ERROR_3",
+    "KNT_VALUE_TOO_LARGE",
     /maxPayloadBytes/,
   ],
   [
     "a Map over maxPayloadBytes",
     () => new Map([[1, "m".repeat(MIB + 10)]]),
     RangeError,
-    "KNT_ERROR_3",
+    "KNT_VALUE_TOO_LARGE",
     /maxPayloadBytes/,
   ],
 ];
@@ -480,7 +486,8 @@ test(
           );
           assert.equal(r.reason.code, e.code, `${e.name}: ${r.reason.message}`);
           // JavaScriptCore's "The object can not be cloned." names no type: on Bun the code and class say it.
-          if (!(runtime === "bun" && e.code === "KNT_ERROR_2")) assert.match(r.reason.message, e.pattern, e.name);
+          if (!(runtime === "bun" && e.code === "KNT_VALUE_UNSERIALIZABLE"))
+            assert.match(r.reason.message, e.pattern, e.name);
         } else {
           assert.equal(r.status, "fulfilled", `good call ${i}: ${show(r)}`);
           assert.deepStrictEqual(r.value, e.arg);
@@ -494,7 +501,7 @@ test(
         "results",
       );
       assert.equal(over.status, "rejected");
-      assert.ok(over.reason instanceof RangeError && over.reason.code === "KNT_ERROR_3", show(over));
+      assert.ok(over.reason instanceof RangeError && over.reason.code === "KNT_VALUE_TOO_LARGE", show(over));
       assert.deepEqual(fine, { status: "fulfilled", value: "r".repeat(10) });
     } finally {
       await within(pool.shutdown(), SETTLE_MS, "shutdown");
@@ -507,11 +514,11 @@ test(
 // Proxy whose getPrototypeOf trap throws). The TypeError escapes
 // `pool.call.echo(arg)` synchronously (no promise is returned) and carries
 // no KNT_ERROR_* code. Nested inside an object the same Proxy is a proper
-// KNT_ERROR_2 rejection. Fix: guard the check (try { isPromise = arg
-// instanceof Promise } catch (err) { return Promise.reject(<KNT_ERROR_2
+// KNT_VALUE_UNSERIALIZABLE rejection. Fix: guard the check (try { isPromise = arg
+// instanceof Promise } catch (err) { return Promise.reject(<KNT_VALUE_UNSERIALIZABLE
 // TypeError with err as cause>) }), or let the encoder see the value.
 test(
-  "a revoked Proxy (or a throwing getPrototypeOf trap) as the argument is a KNT_ERROR_2 " +
+  "a revoked Proxy (or a throwing getPrototypeOf trap) as the argument is a KNT_VALUE_UNSERIALIZABLE " +
     "rejection, not a synchronous throw",
   async () => {
     const pool = createPool({ threads: 1 })(T);
@@ -537,7 +544,7 @@ test(
         const [r] = await settleAll([result], SETTLE_MS, name);
         assert.equal(r.status, "rejected", show(r));
         assert.ok(r.reason instanceof TypeError, show(r));
-        assert.equal(r.reason.code, "KNT_ERROR_2", show(r));
+        assert.equal(r.reason.code, "KNT_VALUE_UNSERIALIZABLE", show(r));
       }
       assert.equal(await pool.call.add([1, 2]), 3);
     } finally {

@@ -323,7 +323,7 @@ test("decode over a growable SharedArrayBuffer still works after the buffer grow
 // ucs2Write on a Buffer of the old length: a string that straddles the old
 // end is silently truncated (encodeInto returns the full length, the bytes
 // past the old end stay zero: corrupt data), one past it throws a
-// KNT_ERROR_2 TypeError. The pool encodes only into the fixed-size control
+// KNT_VALUE_UNSERIALIZABLE TypeError. The pool encodes only into the fixed-size control
 // region today, so this is latent. Fix: as for decode, recreate `this.nb`
 // when it is shorter than `this.bo + this.end`.
 test("encodeInto into a growable SharedArrayBuffer after it grows writes every byte", () => {

@@ -78,10 +78,10 @@ test("exports and error codes", () => {
   assert.deepEqual(
     { ...CODEC_ERRORS },
     {
-      FUNCTION: "KNT_ERROR_0",
-      SYMBOL: "KNT_ERROR_1",
-      SERIALIZE: "KNT_ERROR_2",
-      LIMIT: "KNT_ERROR_3",
+      FUNCTION: "KNT_VALUE_FUNCTION",
+      SYMBOL: "KNT_VALUE_SYMBOL",
+      SERIALIZE: "KNT_VALUE_UNSERIALIZABLE",
+      LIMIT: "KNT_VALUE_TOO_LARGE",
     },
   );
   assert.equal(new Encoder().maxPayloadBytes, 8 * 1024 * 1024);
@@ -692,7 +692,7 @@ test("very deep nesting", () => {
 
 // ---- encode errors ---------------------------------------------------------------------------------
 
-test("functions are rejected with KNT_ERROR_0 and a path", () => {
+test("functions are rejected with KNT_VALUE_FUNCTION and a path", () => {
   // A short stack, so that the error fits the 512-byte slot and its cause is
   // reached (under deno test a stack is ~580 bytes: encodeInto says "does
   // not fit" before it gets to the function).
@@ -721,7 +721,7 @@ test("functions are rejected with KNT_ERROR_0 and a path", () => {
   assert.deepStrictEqual(viaSlot({ ok: 1 }, enc), { ok: 1 });
 });
 
-test("symbols are rejected with KNT_ERROR_1", () => {
+test("symbols are rejected with KNT_VALUE_SYMBOL", () => {
   const enc = new Encoder();
   const cases = [
     [Symbol("top"), /cannot send a symbol \(Symbol\(top\)\) \(at top level\)/],
@@ -748,7 +748,7 @@ function detachedBuffer() {
   return { ab, view };
 }
 
-test("values structuredClone rejects give KNT_ERROR_2", () => {
+test("values structuredClone rejects give KNT_VALUE_UNSERIALIZABLE", () => {
   const enc = new Encoder();
   class Holder {
     constructor() {
@@ -801,7 +801,7 @@ test("values structuredClone rejects give KNT_ERROR_2", () => {
   assertCodecError(() => enc.encode({ dv }), TypeError, CODEC_ERRORS.SERIALIZE, /detached/);
 });
 
-test("payloads over maxPayloadBytes give KNT_ERROR_3 with the limit and the size", () => {
+test("payloads over maxPayloadBytes give KNT_VALUE_TOO_LARGE with the limit and the size", () => {
   const small = new Encoder({ maxPayloadBytes: 1000 });
   assertCodecError(
     () => small.encode("x".repeat(2000)),

@@ -60,8 +60,8 @@ const THROWN_KINDS = [
   ["null", (e) => e === null],
   ["number", (e) => e === 42],
   // Not sendable: the call rejects with the codec's explanation instead.
-  ["symbol", (e) => e instanceof TypeError && e.code === "KNT_ERROR_1"],
-  ["function", (e) => e instanceof TypeError && e.code === "KNT_ERROR_0"],
+  ["symbol", (e) => e instanceof TypeError && e.code === "KNT_VALUE_SYMBOL"],
+  ["function", (e) => e instanceof TypeError && e.code === "KNT_VALUE_FUNCTION"],
 ];
 
 for (const taskName of ["throwSync", "rejectAsync"]) {
@@ -503,7 +503,7 @@ test("calls a worker answered before it died resolve with their results", async 
 // lib/worker.js run()); requests still waiting in its slots when it dies are
 // rejected by the host, whose reset() just drops them. Each crash leaks the
 // blocks of those requests until the region (payloadMaxByteLength) is full
-// and every later large call fails with KNT_ERROR_3. Same for a response
+// and every later large call fails with KNT_VALUE_TOO_LARGE. Same for a response
 // block the worker allocated but did not publish. Fix: have the worker mark
 // a slot's EXT word NO_EXT once it has freed (or published) it, and free any
 // EXT still set in the slots of calls the exit handler rejects.

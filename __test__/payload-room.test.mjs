@@ -230,7 +230,7 @@ test("a payload no empty region can hold is an error naming the limit to raise",
       "the argument",
     );
     assert.ok(arg instanceof RangeError);
-    assert.equal(arg.code, "KNT_ERROR_3");
+    assert.equal(arg.code, "KNT_VALUE_TOO_LARGE");
     assert.match(arg.message, /payload\.payloadMaxByteLength \(4194304 bytes\)/);
     assert.match(arg.message, /raise payload\.payloadMaxByteLength/);
     const result = await within(
@@ -242,7 +242,7 @@ test("a payload no empty region can hold is an error naming the limit to raise",
       "the result",
     );
     assert.ok(result instanceof RangeError, "the task ran; its result cannot cross");
-    assert.equal(result.code, "KNT_ERROR_3");
+    assert.equal(result.code, "KNT_VALUE_TOO_LARGE");
     assert.match(result.message, /raise payload\.payloadMaxByteLength/);
     assert.equal(await pool.call.quick(1), 2);
   } finally {
@@ -258,7 +258,7 @@ test("a payload no empty region can hold is an error naming the limit to raise",
       30_000,
       "the argument",
     );
-    assert.equal(err.code, "KNT_ERROR_3");
+    assert.equal(err.code, "KNT_VALUE_TOO_LARGE");
     assert.match(err.message, /exceeds payload\.maxPayloadBytes \(1048576\); raise payload\.maxPayloadBytes/);
   } finally {
     await capped.shutdown();
@@ -290,7 +290,7 @@ test(
         "the call",
       );
       assert.ok(err instanceof RangeError);
-      assert.equal(err.code, "KNT_ERROR_3");
+      assert.equal(err.code, "KNT_VALUE_TOO_LARGE");
       assert.match(err.message, /no call holds any of it/);
       for (const at of lost) region.free(at);
       const [len] = await within(pool.call.measure("l".repeat(900 * KB)), 30_000, "a call once the blocks are back");

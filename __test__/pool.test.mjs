@@ -152,10 +152,10 @@ test("values that cannot be sent are rejected before dispatch, other calls unaff
     const values = await Promise.all(inFlight);
     values.forEach((v, i) => assert.equal(v, i));
     for (const [err, code] of [
-      [await fn, "KNT_ERROR_0"],
-      [await nested, "KNT_ERROR_0"],
-      [await sym, "KNT_ERROR_1"],
-      [await weak, "KNT_ERROR_2"],
+      [await fn, "KNT_VALUE_FUNCTION"],
+      [await nested, "KNT_VALUE_FUNCTION"],
+      [await sym, "KNT_VALUE_SYMBOL"],
+      [await weak, "KNT_VALUE_UNSERIALIZABLE"],
     ]) {
       assert.ok(err instanceof TypeError, `TypeError for ${code}`);
       assert.equal(err.code, code);
@@ -164,7 +164,7 @@ test("values that cannot be sent are rejected before dispatch, other calls unaff
     assert.match((await sym).message, /symbol/);
     const returned = await back;
     assert.ok(returned instanceof TypeError, "a result that cannot cross rejects the call");
-    assert.equal(returned.code, "KNT_ERROR_0");
+    assert.equal(returned.code, "KNT_VALUE_FUNCTION");
   } finally {
     await pool.shutdown();
   }
@@ -176,7 +176,7 @@ test("a payload over maxPayloadBytes rejects with a RangeError naming limit and 
     const other = pool.call.echo("fine");
     const err = await pool.call.echo(new Uint8Array(100_000)).catch((e) => e);
     assert.ok(err instanceof RangeError);
-    assert.equal(err.code, "KNT_ERROR_3");
+    assert.equal(err.code, "KNT_VALUE_TOO_LARGE");
     assert.match(err.message, /65536/);
     assert.match(err.message, /1000\d\d/);
     assert.equal(await other, "fine");

@@ -276,7 +276,7 @@ test("option errors carry KNT_INVALID_OPTION, and every limit message names the 
     );
     await assert.rejects(
       pool.call.echo("x".repeat(5000)),
-      (err) => err.code === "KNT_ERROR_3" && /payload\.maxPayloadBytes \(1000\)/.test(err.message),
+      (err) => err.code === "KNT_VALUE_TOO_LARGE" && /payload\.maxPayloadBytes \(1000\)/.test(err.message),
     );
   } finally {
     await pool.shutdown();
@@ -303,7 +303,7 @@ test(
     try {
       const s = "y".repeat(100_000);
       assert.equal(await pool.call.echo(s), s);
-      await assert.rejects(pool.call.echo("z".repeat(200_000)), { code: "KNT_ERROR_3" });
+      await assert.rejects(pool.call.echo("z".repeat(200_000)), { code: "KNT_VALUE_TOO_LARGE" });
     } finally {
       await pool.shutdown();
     }
@@ -434,7 +434,7 @@ test(
           pool.call.sharedInfo(arg),
           (err) =>
             err instanceof TypeError &&
-            err.code === "KNT_ERROR_2" &&
+            err.code === "KNT_VALUE_UNSERIALIZABLE" &&
             /cannot be sent to or from a worker process/.test(err.message) &&
             /typed array to send it by value/.test(err.message) &&
             /worker\.runtime "thread"/.test(err.message),

@@ -6,6 +6,6 @@
 
 const { Encoder } = require("./codec/encode.js");
 const { decode } = require("./codec/decode.js");
-const { CODEC_ERRORS, codecError } = require("./codec/format.js");
+const { CODEC_ERRORS, codecError, placeOf } = require("./codec/format.js");
 
-module.exports = { Encoder, decode, CODEC_ERRORS, codecError };
+module.exports = { Encoder, decode, CODEC_ERRORS, codecError, placeOf };

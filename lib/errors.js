@@ -1,6 +1,8 @@
 "use strict";
 // Errors the pool itself raises (the codec's own errors live in codec.js).
 
+const { CODEC_ERRORS, codecError, placeOf } = require("./codec.js");
+
 /** A call that cannot settle because the pool is shut down. */
 function shutdownError() {
   const err = new Error("knitting-native: the pool was shut down; the call did not run to completion");
@@ -81,11 +83,35 @@ function signalsExhaustedError(capacity, name) {
 
 /** An argument that cannot even be inspected (a revoked Proxy, say). */
 function unreadableError(cause) {
-  const err = new TypeError(
-    `knitting-native: the argument cannot be read, so it cannot be sent: ${cause && cause.message}`,
-    { cause },
-  );
-  err.code = "KNT_ERROR_2";
+  const detail = `it cannot be read, so it cannot be sent: ${cause && cause.message}`;
+  return codecError(TypeError, CODEC_ERRORS.SERIALIZE, `knitting-native: the argument ${detail}`, cause, detail, "");
+}
+
+const VALUE_CODES = new Set(Object.values(CODEC_ERRORS));
+// Where in a call's value a path starts, by the side that could not be sent.
+const ROOTS = { argument: "arg", result: "result", error: "error" };
+
+/**
+ * A value of task `name`'s call could not be sent (`side`: "argument",
+ * "result", or "error" for what it threw): the error names the task and the
+ * place in the value (`arg[0].x`), as `task`, `side`, `path` and in its
+ * message. Other errors, and errors already placed, pass unchanged.
+ */
+function placeValueError(err, name, side) {
+  if (err === null || typeof err !== "object" || !VALUE_CODES.has(err.code) || err.task !== undefined) return err;
+  const place = placeOf(err);
+  const old = String(err.message);
+  const detail = place !== null ? place.detail : old.replace(/^knitting-native: /, "");
+  const root = ROOTS[side];
+  const path = place !== null && place.path !== null ? root + place.path : null;
+  err.task = name;
+  err.side = side;
+  if (path !== null) err.path = path;
+  err.message = `knitting-native: task "${name}", ${path === null ? root : path}: ${detail}`;
+  // The stack was taken with the old message: its first line says what the error says now.
+  const head = `${err.name}: ${old}`;
+  if (typeof err.stack === "string" && err.stack.startsWith(head))
+    err.stack = `${err.name}: ${err.message}${err.stack.slice(head.length)}`;
   return err;
 }
 
@@ -120,4 +146,5 @@ module.exports = {
   abortError,
   signalsExhaustedError,
   unreadableError,
+  placeValueError,
 };

@@ -15,6 +15,7 @@ const {
   abortError,
   signalsExhaustedError,
   unreadableError,
+  placeValueError,
   shutdownError,
 } = require("./errors.js");
 
@@ -133,7 +134,7 @@ const callMethods = {
       isPromise = arg instanceof Promise;
     } catch (err) {
       // A revoked Proxy, or a getPrototypeOf trap that throws.
-      return this.early(task, Promise.reject(unreadableError(err)));
+      return this.early(task, Promise.reject(placeValueError(unreadableError(err), this.table[task].name, "argument")));
     }
     if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal);
     const entry = this.table[task];

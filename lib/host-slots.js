@@ -6,9 +6,9 @@
 // holds the state they share.
 
 const Slot = require("./slot.js");
-const { CODEC_ERRORS } = require("./codec.js");
+const { CODEC_ERRORS, codecError } = require("./codec.js");
 const { NO_ROOM } = require("./payload.js");
-const { regionCorruptError } = require("./errors.js");
+const { placeValueError, regionCorruptError } = require("./errors.js");
 const { extraOf } = require("./host-calls.js");
 
 // encodeRequest: the payload region has no room for the argument now.
@@ -79,7 +79,7 @@ const slotMethods = {
       Slot.writeRequest(this.i32, lane.slotWord(index), call.task, call.id, len, ext, call.signal);
     } catch (err) {
       if (this.sharedRefs !== null) this.sharedRefs.release(this.sharedRefs.take() || []);
-      this.finish(call, false, err);
+      this.finish(call, false, placeValueError(err, this.table[call.task].name, "argument"));
       return false;
     }
     if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take(lane);
@@ -93,12 +93,10 @@ const slotMethods = {
       // No call holds a block, yet the region is full: its blocks were lost
       // (a worker that died between writing and publishing, say). Waiting
       // would never end.
-      const err = new RangeError(
-        `knitting-native: the payload region has no room for ${bytes.length} bytes although no call holds any of ` +
-          `it (lost blocks); this pool cannot send large payloads any more`,
-      );
-      err.code = CODEC_ERRORS.LIMIT;
-      throw err;
+      const detail =
+        `the payload region has no room for ${bytes.length} bytes although no call holds any of it ` +
+        "(lost blocks); this pool cannot send large payloads any more";
+      throw codecError(RangeError, CODEC_ERRORS.LIMIT, `knitting-native: ${detail}`, undefined, detail);
     }
     extraOf(call).encoded = bytes;
     call.arg = undefined;

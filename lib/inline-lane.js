@@ -9,6 +9,7 @@
 const { Encoder, decode } = require("./codec.js");
 const { L } = require("./lane.js");
 const { SameThreadRefs } = require("./shared-refs.js");
+const { placeValueError } = require("./errors.js");
 
 class InlineLane {
   /**
@@ -74,10 +75,16 @@ class InlineLane {
 
   run(call) {
     const pool = this.pool;
+    let arg;
+    try {
+      arg = this.copy(call.arg);
+    } catch (err) {
+      this.answer(call, false, placeValueError(err, pool.table[call.task].name, "argument"));
+      return;
+    }
+    call.arg = undefined;
     let result;
     try {
-      const arg = this.copy(call.arg);
-      call.arg = undefined;
       const fn = this.fns[call.task];
       result = pool.table[call.task].abortAware ? fn(arg, pool.abortToolkit(call)) : fn(arg);
     } catch (err) {
@@ -100,8 +107,8 @@ class InlineLane {
     try {
       settled = this.copy(value);
     } catch (err) {
+      settled = placeValueError(err, this.pool.table[call.task].name, ok ? "result" : "error");
       ok = false;
-      settled = err;
     }
     this.complete(call);
     this.pool.finish(call, ok, settled);

@@ -41,7 +41,7 @@
 // chunk (64 KiB) until it is started.
 
 const native = require("./native.js");
-const { decode, CODEC_ERRORS } = require("./codec.js");
+const { decode, CODEC_ERRORS, codecError } = require("./codec.js");
 const { regionCorruptError } = require("./errors.js");
 const { Chunks, MAX_CARVED, NOT_CARVED } = require("./payload-chunks.js");
 const { copyBytes } = require("./codec/copy.js");
@@ -386,9 +386,7 @@ function decodeOrCorrupt(source, offset, length, shared) {
 }
 
 function limitError(message, cause) {
-  const err = new RangeError(`knitting-native: ${message}`, cause ? { cause } : undefined);
-  err.code = CODEC_ERRORS.LIMIT;
-  return err;
+  return codecError(RangeError, CODEC_ERRORS.LIMIT, `knitting-native: ${message}`, cause, message);
 }
 
 function tooLargeError(size, max, capacity) {

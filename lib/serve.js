@@ -16,7 +16,7 @@ const Slot = require("./slot.js");
 const { openLane } = require("./serve-lane.js");
 const { openSteal } = require("./serve-steal.js");
 const { Encoder } = require("./codec.js");
-const { regionCorruptError, codedError } = require("./errors.js");
+const { regionCorruptError, codedError, placeValueError } = require("./errors.js");
 const { PayloadRegion } = require("./payload.js");
 const { SlotWriter } = require("./slot-write.js");
 const { WaitingAnswers } = require("./room-wait.js");
@@ -205,8 +205,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     return true;
   }
 
-  /** Step 4: write a response into its slot (a value, or what was thrown). */
-  function respond(slot, status, value) {
+  /** Step 4: write a response into its slot (a value, or what was thrown by task number `task`). */
+  function respond(slot, status, value, task) {
     Slot.setStarted(i32, port.slotWord(slot), STARTED.ANSWERED);
     if (timing) Slot.writeRunMicros(i32, port.slotWord(slot), (performance.now() - startedAt[slot]) * 1000);
     // A worker thread's large binary result moves to the host as a copy (shared-refs.js largeResult).
@@ -215,7 +215,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     try {
       written = encodeInto(slot, value);
     } catch (err) {
-      // The result cannot cross: the call rejects with why.
+      // The result cannot cross: the call rejects with why, naming the task and where in the value.
+      placeValueError(err, names[task] ?? `#${task}`, status === STATUS_VALUE ? "result" : "error");
       status = STATUS_THROWN;
       try {
         written = encodeInto(slot, err);
@@ -320,7 +321,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         abortAware[task] ? abortToolkit(Slot.signalOf(i32, w)) : undefined,
       );
     } catch (err) {
-      respond(slot, STATUS_THROWN, err);
+      respond(slot, STATUS_THROWN, err, task);
       return answered();
     }
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
@@ -329,13 +330,13 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       payload.dropHeld(); // the answer comes later: the argument's room goes back now
       Promise.resolve(result).then(
         (value) => {
-          respond(slot, STATUS_VALUE, value);
+          respond(slot, STATUS_VALUE, value, task);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
           if (recycle !== null || leaveDue) callEnded();
         },
         (err) => {
-          respond(slot, STATUS_THROWN, err);
+          respond(slot, STATUS_THROWN, err, task);
           port.asyncEnded();
           if (waiting.size !== 0) answerDeferred();
           if (recycle !== null || leaveDue) callEnded();
@@ -344,7 +345,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       if (waiting.size !== 0) waiting.retry(); // starting it freed its argument's room
       return true;
     }
-    respond(slot, STATUS_VALUE, result);
+    respond(slot, STATUS_VALUE, result, task);
     return answered();
   }
 

@@ -160,7 +160,7 @@ class Encoder {
   }
 
   // Encodes into the Encoder's growable scratch buffer; the returned view is valid until the next
-  // encode() on this Encoder. Throws KNT_ERROR_3 above maxPayloadBytes.
+  // encode() on this Encoder. Throws KNT_VALUE_TOO_LARGE above maxPayloadBytes.
   encode(value) {
     let s = this.scratch;
     if (s.length > SHRINK_SCRATCH) s = this.scratch = allocBytes(INITIAL_SCRATCH);
@@ -761,12 +761,8 @@ class Encoder {
     }
     if (OWN_ERRORS.has(err)) return err; // already explained (v8 path, size check)
     // a getter threw, a revoked Proxy, ...
-    return codecError(
-      TypeError,
-      CODEC_ERRORS.SERIALIZE,
-      `knitting-native: serialization failed: ${describeThrown(err)}`,
-      err,
-    );
+    const detail = `serialization failed: ${describeThrown(err)}`;
+    return codecError(TypeError, CODEC_ERRORS.SERIALIZE, `knitting-native: ${detail}`, err, detail);
   }
 
   _limitError(value) {
@@ -778,12 +774,10 @@ class Encoder {
         return this._explain(err, value); // a function/symbol past the point where space ran out
       }
     }
-    return codecError(
-      RangeError,
-      CODEC_ERRORS.LIMIT,
-      `knitting-native: payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes}); ` +
-        "raise payload.maxPayloadBytes (createPool option, up to payload.payloadMaxByteLength)",
-    );
+    const detail =
+      `payload of ${size} bytes exceeds payload.maxPayloadBytes (${this.maxPayloadBytes}); ` +
+      "raise payload.maxPayloadBytes (createPool option, up to payload.payloadMaxByteLength)";
+    return codecError(RangeError, CODEC_ERRORS.LIMIT, `knitting-native: ${detail}`, undefined, detail);
   }
 }
 

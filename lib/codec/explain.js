@@ -165,39 +165,52 @@ function describeThrown(err) {
   }
 }
 
-function unsendableError(kind, value, path) {
+// The message says where when the path is known; the detail alone is kept for the pool to put
+// the task and the argument or result in front (codecError).
+function placedError(Ctor, code, head, tail, path, cause) {
   const where = path === null ? "" : path === "" ? " (at top level)" : ` (at ${path})`;
+  return codecError(Ctor, code, `knitting-native: ${head}${where}${tail}`, cause, head + tail, path);
+}
+
+function unsendableError(kind, value, path) {
   if (kind === "function") {
     let name = "";
     try {
       if (typeof value.name === "string" && value.name !== "") name = ` "${value.name}"`;
     } catch {}
-    return codecError(
+    return placedError(
       TypeError,
       CODEC_ERRORS.FUNCTION,
-      `knitting-native: cannot send a function${name}${where}; send data, not code`,
+      `cannot send a function${name}`,
+      "; send data, not code",
+      path,
     );
   }
   if (kind === "shared") {
-    return codecError(
+    return placedError(
       TypeError,
       CODEC_ERRORS.SERIALIZE,
-      `knitting-native: cannot send a SharedArrayBuffer${where} here: it passes by reference only between ` +
-        "the threads of one process (worker threads); copy it into an ArrayBuffer or a typed array to send it by value",
+      "cannot send a SharedArrayBuffer",
+      " here: it passes by reference only between the threads of one process (worker threads); copy it into " +
+        "an ArrayBuffer or a typed array to send it by value",
+      path,
     );
   }
   if (kind === "symbol") {
-    return codecError(
+    return placedError(
       TypeError,
       CODEC_ERRORS.SYMBOL,
-      `knitting-native: cannot send a symbol (${value.toString()})${where}; symbols cannot be serialized`,
+      `cannot send a symbol (${value.toString()})`,
+      "; symbols cannot be serialized",
+      path,
     );
   }
-  return codecError(
+  return placedError(
     TypeError,
     CODEC_ERRORS.SERIALIZE,
-    `knitting-native: serialization failed${where}: ` +
-      `${isView(value) ? "the ArrayBuffer behind this view" : "an ArrayBuffer"} is detached and cannot be sent`,
+    "serialization failed",
+    `: ${isView(value) ? "the ArrayBuffer behind this view" : "an ArrayBuffer"} is detached and cannot be sent`,
+    path,
   );
 }
 
@@ -210,17 +223,12 @@ function v8Failure(err, root) {
     found = scan(root, null, false);
   } catch {}
   if (found !== null) return unsendableError(found.kind, found.value, found.path);
-  let where = "";
+  let path = null;
   try {
     const inner = scan(root, null, true);
-    if (inner !== null) where = inner.path === "" ? " (at top level)" : ` (at ${inner.path})`;
+    if (inner !== null) path = inner.path;
   } catch {}
-  return codecError(
-    TypeError,
-    CODEC_ERRORS.SERIALIZE,
-    `knitting-native: serialization failed${where}: ${describeThrown(err)}`,
-    err,
-  );
+  return placedError(TypeError, CODEC_ERRORS.SERIALIZE, "serialization failed", `: ${describeThrown(err)}`, path, err);
 }
 
 function findPath(root, target) {

@@ -69,11 +69,21 @@
 //   20-field object (literal)   ~1.65 us (encode ~0.5, decode ~1.06)
 //   1 KiB Latin-1 string        ~180 ns  (encode ~67, decode ~115; via encode() ~260 ns)
 
+// The codes of the errors for a value that cannot be sent, by what went wrong.
 const CODEC_ERRORS = Object.freeze({
-  FUNCTION: "KNT_ERROR_0",
-  SYMBOL: "KNT_ERROR_1",
-  SERIALIZE: "KNT_ERROR_2",
-  LIMIT: "KNT_ERROR_3",
+  FUNCTION: "KNT_VALUE_FUNCTION",
+  SYMBOL: "KNT_VALUE_SYMBOL",
+  SERIALIZE: "KNT_VALUE_UNSERIALIZABLE",
+  LIMIT: "KNT_VALUE_TOO_LARGE",
+});
+// Each such error also carries, as `knittingCode`, the numbered code knitting 0.1.62 gives the same
+// kind of failure (its "not serializable" and "over the payload cap" are both KNT_ERROR_3), so that
+// code written against knitting keeps working.
+const KNITTING_CODES = Object.freeze({
+  KNT_VALUE_FUNCTION: "KNT_ERROR_0",
+  KNT_VALUE_SYMBOL: "KNT_ERROR_1",
+  KNT_VALUE_UNSERIALIZABLE: "KNT_ERROR_3",
+  KNT_VALUE_TOO_LARGE: "KNT_ERROR_3",
 });
 
 const DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024;
@@ -208,12 +218,23 @@ class Unsendable {
 }
 
 const OWN_ERRORS = new WeakSet(); // errors this module created, passed through unchanged
+// What an error says without where (`detail`) and where in the value (`path`, from its root: "" is
+// the value itself, ".a[1]" inside it; null when unknown), for the pool to say which task's
+// argument or result it was (errors.js, placeValueError).
+const PLACES = new WeakMap();
 
-function codecError(Ctor, code, message, cause) {
+function codecError(Ctor, code, message, cause, detail = null, path = null) {
   const err = cause === undefined ? new Ctor(message) : new Ctor(message, { cause });
   err.code = code;
+  if (KNITTING_CODES[code] !== undefined) err.knittingCode = KNITTING_CODES[code];
   OWN_ERRORS.add(err);
+  if (detail !== null) PLACES.set(err, { detail, path });
   return err;
+}
+
+/** `{ detail, path }` of an error codecError made with them, else null. */
+function placeOf(err) {
+  return PLACES.get(err) || null;
 }
 
 module.exports = {
@@ -268,6 +289,7 @@ module.exports = {
   Unsendable,
   VIEW_CTORS,
   codecError,
+  placeOf,
   dateGetTime,
   fromCharCode,
   getProto,

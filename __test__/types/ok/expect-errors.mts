@@ -10,6 +10,7 @@ import {
   CODEC_ERRORS,
   type AbortSignalToolkit,
   type KnittingError,
+  type ValueError,
   type Task,
 } from "knitting-native";
 import { add, hello, square, noArg } from "./tasks.mjs";
@@ -106,8 +107,22 @@ declare const err: KnittingError;
 const msg: string = err.message;
 // @ts-expect-error
 const code: string = err.code;
-const known: "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_2" | "KNT_ERROR_3" | string | undefined = err.code;
+const known:
+  | "KNT_VALUE_FUNCTION"
+  | "KNT_VALUE_SYMBOL"
+  | "KNT_VALUE_UNSERIALIZABLE"
+  | "KNT_VALUE_TOO_LARGE"
+  | string
+  | undefined = err.code;
 const asError: Error = err;
+
+// ValueError: the task, the side and the place of a value that could not be sent.
+declare const verr: ValueError;
+const vside: "argument" | "result" | "error" | undefined = verr.side;
+const vpath: string | undefined = verr.path;
+const vknitting: "KNT_ERROR_0" | "KNT_ERROR_1" | "KNT_ERROR_3" = verr.knittingCode;
+// @ts-expect-error: a value error's code is one of CODEC_ERRORS
+const vcode: "KNT_QUEUE_FULL" = verr.code;
 
 // ---- timeout: the forms of TaskTimeout, and `default` of the result type.
 // @ts-expect-error
@@ -255,10 +270,27 @@ const exitNameIsFixed: "Error" = exit.name;
 // @ts-expect-error
 const notAShutdownCode: "KNT_POOL_SHUTDOWN" = exit.code;
 // @ts-expect-error
-CODEC_ERRORS.LIMIT = "KNT_ERROR_0";
+CODEC_ERRORS.LIMIT = "KNT_VALUE_FUNCTION";
 // @ts-expect-error
 CODEC_ERRORS.OTHER;
 
-void [notString, notNumber, notSync, fake, wrongArg, wrongResult, disposeIsSync, mainIsBool, msg, code, known, asError];
+void [
+  notString,
+  notNumber,
+  notSync,
+  fake,
+  wrongArg,
+  wrongResult,
+  disposeIsSync,
+  mainIsBool,
+  msg,
+  code,
+  known,
+  asError,
+  vside,
+  vpath,
+  vknitting,
+  vcode,
+];
 void [notMaybe, notMaybeTask, plainFromAbort, abortFromPlain, describedAsNumber, singleNotString, asyncDisposeIsAsync];
 void [exitCodeIsNumber, exitNameIsFixed, notAShutdownCode];

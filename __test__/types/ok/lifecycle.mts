@@ -306,10 +306,10 @@ const timeouts: TaskTimeout<number>[] = [
 type _codes = Assert<
   Equal<
     KnittingErrorCode,
-    | "KNT_ERROR_0"
-    | "KNT_ERROR_1"
-    | "KNT_ERROR_2"
-    | "KNT_ERROR_3"
+    | "KNT_VALUE_FUNCTION"
+    | "KNT_VALUE_SYMBOL"
+    | "KNT_VALUE_UNSERIALIZABLE"
+    | "KNT_VALUE_TOO_LARGE"
     | "KNT_POOL_SHUTDOWN"
     | "KNT_WORKER_EXIT"
     | "KNT_TASK_TIMEOUT"
@@ -356,10 +356,10 @@ type _codec = Assert<
   Equal<
     typeof CODEC_ERRORS,
     {
-      readonly FUNCTION: "KNT_ERROR_0";
-      readonly SYMBOL: "KNT_ERROR_1";
-      readonly SERIALIZE: "KNT_ERROR_2";
-      readonly LIMIT: "KNT_ERROR_3";
+      readonly FUNCTION: "KNT_VALUE_FUNCTION";
+      readonly SYMBOL: "KNT_VALUE_SYMBOL";
+      readonly SERIALIZE: "KNT_VALUE_UNSERIALIZABLE";
+      readonly LIMIT: "KNT_VALUE_TOO_LARGE";
     }
   >
 >;

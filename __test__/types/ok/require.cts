@@ -47,8 +47,8 @@ async function main(): Promise<void> {
   await lifecycle.shutdown(100);
   type _exitCode = Assert<Equal<InstanceType<typeof kn.WorkerExitError>["code"], "KNT_WORKER_EXIT">>;
   const exitClass: typeof WorkerExitError = kn.WorkerExitError;
-  const limit: "KNT_ERROR_3" = CODEC_ERRORS.LIMIT;
-  const fn: "KNT_ERROR_0" = kn.CODEC_ERRORS.FUNCTION;
+  const limit: "KNT_VALUE_TOO_LARGE" = CODEC_ERRORS.LIMIT;
+  const fn: "KNT_VALUE_FUNCTION" = kn.CODEC_ERRORS.FUNCTION;
   // @ts-expect-error
   lifecycle.call.triple(1).reject();
   // @ts-expect-error
