@@ -1145,6 +1145,18 @@ export declare const CODEC_ERRORS: {
 // its other one, which would take `default: undefined` too; the plain one
 // comes last because, when no overload matches, TypeScript reports the last
 // overload's error.
+//
+// `A` is inferred from the parameter `f` declares. `F`, the type of `f`
+// itself, only tells a parameterless `f` (calls take no argument: `void`)
+// from an unannotated parameter: both leave `A` to its default, which is
+// `any` rather than `void` so that `([a, b]) => a + b` type-checks as in
+// JavaScript (with untyped calls) instead of destructuring `void`.
+
+/**
+ * The argument type of a task made by {@link task}: `void` when its `f` takes
+ * no parameter, else `A` (explicit, inferred from `f`'s annotation, or `any`).
+ */
+type TaskArg<A, F> = F extends (...args: infer P) => any ? (P extends readonly [] ? void : A) : A;
 
 /**
  * Defines an abort-aware task (`abortSignal: { hasAborted: true }` or `true`)
@@ -1157,9 +1169,9 @@ export declare const CODEC_ERRORS: {
  * promise's `reject()`). Calls return an {@link AbortablePromise}.
  * Otherwise as the plain overload (the last one).
  */
-export declare function task<A = void, R = unknown>(def: {
+export declare function task<A = any, R = unknown, F = unknown>(def: {
   /** The task's function, run in a worker with the call's argument and an abort toolkit. */
-  f: (arg: A, signal: AbortSignalToolkit) => R | Promise<R>;
+  f: F & ((arg: A, signal: AbortSignalToolkit) => R | Promise<R>);
   /**
    * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
    * resolves with `undefined`; see {@link TaskTimeout}.
@@ -1167,7 +1179,7 @@ export declare function task<A = void, R = unknown>(def: {
   timeout: MaybeTimeout;
   /** Makes the task abort-aware: `f` gets `signal`, calls get `reject()`. @default not abort-aware */
   abortSignal: AbortSignalOption;
-}): Task<A, R | undefined, true>;
+}): Task<TaskArg<A, F>, R | undefined, true>;
 /**
  * Defines an abort-aware task (`abortSignal: { hasAborted: true }`, or
  * `true`): `f` gets a second parameter, an {@link AbortSignalToolkit}, whose
@@ -1185,14 +1197,14 @@ export declare function task<A = void, R = unknown>(def: {
  * const p = pool.call.crunch(1e9);
  * setTimeout(() => p.reject(new Error("enough")), 100);
  */
-export declare function task<A = void, R = unknown>(def: {
+export declare function task<A = any, R = unknown, F = unknown>(def: {
   /** The task's function, run in a worker with the call's argument and an abort toolkit. */
-  f: (arg: A, signal: AbortSignalToolkit) => R | Promise<R>;
+  f: F & ((arg: A, signal: AbortSignalToolkit) => R | Promise<R>);
   /** A time limit on each call; see {@link TaskTimeout}. `default` must be of the result type. @default no timeout */
   timeout?: DefiniteTimeout<NoInfer<R>>;
   /** Makes the task abort-aware: `f` gets `signal`, calls get `reject()`. @default not abort-aware */
   abortSignal: AbortSignalOption;
-}): Task<A, R, true>;
+}): Task<TaskArg<A, F>, R, true>;
 /**
  * Defines a task whose calls resolve with `undefined` when they time out
  * (`timeout: { time, maybe: true }`): its result type is `R | undefined`.
@@ -1202,9 +1214,9 @@ export declare function task<A = void, R = unknown>(def: {
  * export const lookup = task({ timeout: { time: 100, maybe: true }, f: (key: string) => slowLookup(key) });
  * const hit: number | undefined = await pool.call.lookup("a");
  */
-export declare function task<A = void, R = unknown>(def: {
+export declare function task<A = any, R = unknown, F = unknown>(def: {
   /** The task's function, run in a worker with the call's argument. */
-  f: (arg: A) => R | Promise<R>;
+  f: F & ((arg: A) => R | Promise<R>);
   /**
    * `{ time, maybe: true }` (or `{ time, default: undefined }`): a call not finished within `time` ms
    * resolves with `undefined`; see {@link TaskTimeout}.
@@ -1212,7 +1224,7 @@ export declare function task<A = void, R = unknown>(def: {
   timeout: MaybeTimeout;
   /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
   abortSignal?: undefined;
-}): Task<A, R | undefined>;
+}): Task<TaskArg<A, F>, R | undefined>;
 /**
  * Defines a task: `f` runs inside the pool's workers on the one argument of
  * each call, and may be sync or async. Export the result from a module and
@@ -1220,8 +1232,11 @@ export declare function task<A = void, R = unknown>(def: {
  * `createPool`). Call `task()` at the top level of a module: the worker
  * re-imports that module and finds the task by its position in it.
  *
- * `A` and `R` are inferred from `f` (`R` is the awaited result). A task whose
- * `f` takes no parameter gets `A = void` and is called as `pool.call.name()`.
+ * `A` and `R` are inferred from `f` (`R` is the awaited result), so annotate
+ * `f`'s parameter: an unannotated one is `any`, and so are the call's
+ * argument and, often, its result. A task whose `f` takes no parameter gets
+ * `A = void` and is called as `pool.call.name()`. `F` is only for inference:
+ * leave it out (`task<A, R>({ f })` gives `A` and `R` explicitly).
  *
  * - `timeout`: a time limit on each call; see {@link TaskTimeout}. Default:
  *   none. With `{ time, maybe: true }` the result type is `R | undefined`
@@ -1238,14 +1253,14 @@ export declare function task<A = void, R = unknown>(def: {
  * export const add = task({ f: ([a, b]: [number, number]) => a + b });
  * export const rate = task({ timeout: { time: 500, default: 1 }, f: async (pair: string) => fetchRate(pair) });
  */
-export declare function task<A = void, R = unknown>(def: {
+export declare function task<A = any, R = unknown, F = unknown>(def: {
   /** The task's function, run in a worker with the call's argument. */
-  f: (arg: A) => R | Promise<R>;
+  f: F & ((arg: A) => R | Promise<R>);
   /** A time limit on each call; see {@link TaskTimeout}. `default` must be of the result type. @default no timeout */
   timeout?: DefiniteTimeout<NoInfer<R>>;
   /** Leave out (or `undefined`) for a task that is not abort-aware. @default not abort-aware */
   abortSignal?: undefined;
-}): Task<A, R>;
+}): Task<TaskArg<A, F>, R>;
 
 /**
  * Declares an abort-aware task whose function the worker imports, with

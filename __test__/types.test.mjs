@@ -13,7 +13,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,9 +68,59 @@ test("ok examples compile with zero errors (strict, nodenext, ESM and CJS)", asy
     "lifecycle.mts",
     "lifecycle-tasks.mts",
     "scheduling.mts",
+    "quick-start.mts",
   ]) {
     assert.ok(listed.includes(join(typesDir, "ok", f)), `ok/${f} was not compiled`);
   }
+  assert.ok(listed.includes(join(root, "examples", "quick-start.mts")), "examples/quick-start.mts was not compiled");
+});
+
+/** The README's quick start: the first code block after "## Quick start". */
+function readmeQuickStart() {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const m = /^## Quick start\n[\s\S]*?^```js\n([\s\S]*?)^```/m.exec(readme);
+  assert.ok(m, "README.md has no ```js block under ## Quick start");
+  return m[1];
+}
+
+test("the README's quick start in a strict .mts: only its bare function's own parameter is refused", async (t) => {
+  // As a user's project has it: knitting-native in node_modules, @types/node.
+  const tmp = mkdtempSync(join(tmpdir(), "knitting-native-paste-"));
+  t.after(() => rmSync(tmp, { recursive: true, force: true }));
+  mkdirSync(join(tmp, "node_modules"));
+  symlinkSync(root, join(tmp, "node_modules", "knitting-native"), "dir");
+  writeFileSync(join(tmp, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  const code = readmeQuickStart();
+  const file = join(tmp, "tasks.mts");
+  writeFileSync(file, code);
+  writeFileSync(
+    join(tmp, "tsconfig.json"),
+    JSON.stringify({
+      extends: join(typesDir, "tsconfig.base.json"),
+      compilerOptions: { typeRoots: [join(root, "node_modules", "@types")] },
+      files: [file],
+    }),
+  );
+  const { out } = await tsc(["-p", join(tmp, "tsconfig.json"), "--noEmit", "--strict"]);
+  // The task's unannotated `([a, b]) => a + b` type-checks (its argument is
+  // `any`, not `void`); `(v) => v * v` is the user's own function, which
+  // strict refuses anywhere: examples/quick-start.mts annotates both.
+  const lines = code.split("\n");
+  const squareLine = lines.findIndex((l) => l.startsWith("export const square = (v) =>")) + 1;
+  assert.ok(squareLine > 0, `the quick start has no bare square function:\n${code}`);
+  assert.deepEqual(
+    diagnostics(out).map((d) => [d.file, d.line, d.code]),
+    [[file, squareLine, "TS7006"]],
+    out,
+  );
+});
+
+test("examples/quick-start.mts is the README's quick start with its parameters annotated", () => {
+  const typed = readFileSync(join(root, "examples", "quick-start.mts"), "utf8")
+    .replace(/^(\/\/.*\n)+/, "")
+    .replace(": [number, number]", "")
+    .replace("(v: number)", "(v)");
+  assert.equal(typed, readmeQuickStart().replace(/^\/\/ tasks\.mjs\n/, ""));
 });
 
 test("there are fail cases, each naming its expected error code", () => {

@@ -40,7 +40,10 @@ export const watchAbort = task({
     return "not aborted";
   },
 });
-export const abortFlag = task({ abortSignal: true, f: (_arg, signal) => signal.hasAborted() });
+// An f that wants only the signal types its first parameter `void`: calls take no argument.
+export const abortFlag = task({ abortSignal: true, f: (_arg: void, signal) => signal.hasAborted() });
+// Left unannotated, that parameter is `any`, and so is the call's argument.
+export const abortFlagAny = task({ abortSignal: true, f: (_arg, signal) => signal.hasAborted() });
 // An abort-aware f need not take the signal.
 export const abortIgnoresSignal = task({ abortSignal: true, f: (n: number) => n + 1 });
 // Abort-aware with a timeout: `maybe` and `default`.

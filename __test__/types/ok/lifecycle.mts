@@ -43,6 +43,7 @@ type _undefinedDefault = Assert<Equal<typeof t.undefinedDefault, Task<string, nu
 type Watched = "saw abort" | "not aborted";
 type _watchAbort = Assert<Equal<typeof t.watchAbort, Task<number, Watched, true>>>;
 type _abortFlag = Assert<Equal<typeof t.abortFlag, Task<void, boolean, true>>>;
+type _abortFlagAny = Assert<Equal<typeof t.abortFlagAny, Task<any, boolean, true>>>;
 type _abortIgnores = Assert<Equal<typeof t.abortIgnoresSignal, Task<number, number, true>>>;
 type _abortMaybe = Assert<Equal<typeof t.abortMaybe, Task<number, number | undefined, true>>>;
 type _abortDefault = Assert<Equal<typeof t.abortDefault, Task<number, number, true>>>;

@@ -1,5 +1,6 @@
 // Tasks as a user would export them from a tasks module.
 import { task, type Task } from "knitting-native";
+import type { Assert, Equal } from "./equal.mjs";
 
 export const add = task({ f: ([a, b]: [number, number]) => a + b });
 export const hello = task({ f: async (name: string) => `hi ${name}` });
@@ -18,3 +19,12 @@ export const user = task({
 
 // An explicit annotation with the exported Task type.
 export const len: Task<string, number> = task({ f: (s: string) => s.length });
+
+// Parameters left unannotated (JavaScript pasted as is) are `any`, not
+// `void`: `f` type-checks, and so do its calls, untyped. A parameterless f
+// still gives calls that take no argument.
+export const untypedPair = task({ f: ([a, b]) => a + b });
+export const untypedSquare = task({ f: (v) => v * v });
+type _untypedPair = Assert<Equal<typeof untypedPair, Task<any, any>>>;
+type _untypedSquare = Assert<Equal<typeof untypedSquare, Task<any, number>>>;
+type _noArg = Assert<Equal<typeof noArg, Task<void, number>>>;
