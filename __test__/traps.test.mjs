@@ -133,8 +133,8 @@ const denoListen =
   "the task module's listen() fails before the worker reports ready on Deno, so the pool rejects pool.ready " +
   "(a lane whose first worker dies while starting fails the pool) and no back-off follows; " +
   "Deno also prints each worker's uncaught error itself";
-test("trap: workers dying right after start (EADDRINUSE outside the guard) back off, and the error " +
-  "is printed once without any debug flag", {
+test("trap: workers dying right after start (EADDRINUSE outside the guard) fail the pool at the " +
+  "second death in a row, and the error is printed once without any debug flag", {
   skip: skipOn({ deno: denoListen }),
 }, async () => {
   const r = await run([fixture("trap-listen.mjs")], { env: { TRAP_WINDOW_MS: "4000" } });
@@ -145,14 +145,33 @@ test("trap: workers dying right after start (EADDRINUSE outside the guard) back 
   assert.match(r.stderr, /The first error: Error: listen EADDRINUSE[^\n]*\n\s+at /, "with its stack");
   const starts = Number(/starts (\d+)/.exec(r.stdout)[1]);
   // Replaced at once, 2 lanes start a worker every ~0.1-0.2 s each: 40 or
-  // more in 4 s. With the back-off (0, 0.1, 0.2, 0.4, ... s) each lane starts
-  // at most ~8 in that window, whatever the load.
-  assert.ok(starts >= 4 && starts <= 20, `${starts} worker starts in 4 s`);
+  // more in 4 s. A lane's first death is replaced, its second fails the
+  // pool (no worker ever lived 2 s past ready), and nothing starts after.
+  assert.ok(starts >= 1 && starts <= 2, `${starts} replacements in 4 s`);
+  // Both lanes may report ready before either dies: then pool.ready resolved.
+  assert.match(r.stdout, /^ready (resolved|rejected KNT_WORKER_START_FAILED)$/m);
+});
+
+test("trap: a server's listen() outside the guard: pool.ready and the calls reject with one " +
+  "KNT_WORKER_START_FAILED error (cause EADDRINUSE) naming the fix, and shutdown() resolves", {
+  skip: skipOn({ deno: denoListen }),
+}, async () => {
+  const r = await run([fixture("trap-listen-fails.mjs")], { limitMs: 60_000 });
+  assert.equal(r.timedOut, false, r.stderr);
+  assert.equal(r.code, 0, r.stderr);
+  const rejected =
+    /rejected KNT_WORKER_START_FAILED \(cause EADDRINUSE\): knitting-native: the pool's workers cannot start: worker 0 died 2 times in a row while starting.*listen EADDRINUSE.*listen\(\) belong behind `if \(isMain\)`/;
+  for (const what of ["ready", "call", "later"]) {
+    assert.match(r.stdout, new RegExp(`^${what} ${rejected.source}$`, "m"), `${what}; stdout: ${r.stdout}`);
+  }
+  assert.match(r.stdout, /^one error true$/m, "pool.ready and the calls reject with the same error");
+  assert.match(r.stdout, /^shutdown resolved$/m);
+  assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
 });
 
 test(
-  "a lane whose replacements keep dying before they are ready rejects pool.ready and the calls " +
-    "waiting with the first error",
+  "a pool whose only lane's replacements keep dying before they are ready fails: the waiting calls " +
+    "and later ones reject with KNT_WORKER_START_FAILED, the first error as its cause",
   async () => {
     const r = await run(
       [
@@ -173,13 +192,13 @@ test(
     internal.killedFor[0] = new Error("replaced by the test"); // as a hard timeout does: not a start-up failure
     internal.workers[0].terminate();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const call = pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.message.split("\\n")[0]);
+    const call = pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.code + " " + err.cause.message);
     console.log(await call);
-    // Later calls, made while the lane is backing off, reject with it too.
+    // Later calls reject with it too: no replacement starts.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     console.log(
       "later",
-      await pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.message.split("\\n")[0]),
+      await pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.code + " " + err.cause.message),
     );
     await pool.shutdown();
   `,
@@ -190,9 +209,44 @@ test(
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
-      /^rejected boot: this worker dies while starting\nlater rejected boot: this worker dies while starting\n/,
+      /^rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\nlater rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\n/,
     );
     assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
+  },
+);
+
+test(
+  "a lane whose replacements keep dying while another worker serves backs off; the pool keeps " +
+    "serving on that worker",
+  async () => {
+    const warnings = [];
+    const onWarning = (w) => warnings.push(w);
+    process.on("warning", onWarning);
+    // Stealing: a worker takes calls only once it is ready, so lane 0's never hold any.
+    const pool = createPool({ threads: 2 })({ add: T.add });
+    const internal = pool[Symbol.for("knitting-native.pool")];
+    try {
+      await pool.ready;
+      // Lane 1's worker lives past 2 s after ready: it shows the tasks run.
+      await sleep(2200);
+      // From now on every new worker dies while starting: its bootstrap ends it.
+      internal.bootstrap = {
+        href: new URL("./fixtures/trap-boot-dies.mjs", import.meta.url).href,
+        name: "boot",
+        data: null,
+      };
+      internal.killedFor[0] = new Error("replaced by the test"); // as a hard timeout does: not a start-up failure
+      internal.workers[0].terminate();
+      await until(() => warnings.some((w) => w.code === "KNT_WORKER_START_FAILED"), 30_000, "the warning");
+      assert.equal(internal.failure, null, "the pool did not fail");
+      assert.match(warnings[0].message, /replacements now back off/);
+      for (let i = 0; i < 20; i++) assert.equal(await within(pool.call.add([i, 1]), 30_000, "call"), i + 1);
+      assert.equal(internal.failure, null);
+      assert.equal(warnings.filter((w) => w.code === "KNT_WORKER_START_FAILED").length, 1, "one warning per pool");
+    } finally {
+      process.off("warning", onWarning);
+      await pool.shutdown();
+    }
   },
 );
 

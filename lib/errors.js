@@ -128,6 +128,22 @@ function regionCorruptError(what, cause) {
   return err;
 }
 
+/**
+ * A pool whose workers keep dying while they start (startup.js): what
+ * `pool.ready` and every call reject with. `cause`: the first such death's error.
+ */
+function workerStartFailedError(lane, deaths, cause) {
+  const what = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  const err = new Error(
+    `knitting-native: the pool's workers cannot start: worker ${lane} died ${deaths} times in a row while ` +
+      `starting (or soon after, running no call); the first such error: ${what}. Workers import the task module, so its ` +
+      "top level runs in every worker: side effects such as a server's listen() belong behind `if (isMain)`",
+    { cause },
+  );
+  err.code = "KNT_WORKER_START_FAILED";
+  return err;
+}
+
 /** An error of class `Ctor` (Error, TypeError, RangeError) with `code`: every error the package raises has one. */
 function codedError(Ctor, code, message, options) {
   const err = new Ctor(message, options);
@@ -139,6 +155,7 @@ module.exports = {
   codedError,
   regionCorruptError,
   shutdownError,
+  workerStartFailedError,
   WorkerExitError,
   timeoutError,
   hardTimeoutError,

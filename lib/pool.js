@@ -301,11 +301,6 @@ class Pool {
       const own =
         reported ||
         codedError(Error, "KNT_WORKER_EXIT", `knitting-native: worker ${lane} (${label}) exited with ${how}`);
-      // Calls a replacement held before it was ready never ran: when it
-      // reported why it could not start, they reject with the start-up error
-      // (the pool's first), not a WorkerExitError. One ended from outside
-      // while starting reported nothing: its calls get its WorkerExitError.
-      const startError = !wasReady && !killed && reported !== null ? this.startup.firstError(own) : null;
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by
@@ -313,20 +308,35 @@ class Pool {
       const ranCall = held.some(
         (call) => Slot.startedOf(this.i32, call.lane.slotWord(call.slot)) !== Slot.STARTED.NOT_STARTED,
       );
+      // Its own death, soon after starting, may be a crash loop: startup.js
+      // starts the replacement, backing off, or fails the pool. Decided
+      // before the calls it held settle: when the pool fails, they reject
+      // with that error too.
+      let failedNow = false;
+      if (!left && this.failure === null && !killed && !ranCall) {
+        this.startup.died(lane, wasReady, own);
+        failedNow = this.failure !== null;
+      }
+      // Calls a replacement held before it was ready never ran: when it
+      // reported why it could not start, they reject with the start-up error
+      // (the pool's first), not a WorkerExitError. One ended from outside
+      // while starting reported nothing: its calls get its WorkerExitError.
+      const startError = failedNow
+        ? this.failure
+        : !wasReady && !killed && reported !== null
+          ? this.startup.firstError(own)
+          : null;
       for (const call of held) {
         this.releaseSignal(call);
         const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
         this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
-      if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls; starting a replacement`);
+      if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls`);
       if (left) {
         // The lane stays empty; calls it gave back may start a worker again.
         if (again.length > 0) this.elastic.grow();
-      } else if (this.failure === null) {
-        // Its own death, soon after starting, may be a crash loop: startup.js
-        // starts the replacement, backing off when it is.
-        if (killed || ranCall) this.spawn(lane);
-        else this.startup.died(lane, wasReady, own);
+      } else if (this.failure === null && (killed || ranCall)) {
+        this.spawn(lane);
       }
       this.pump();
       // The drain loop stops when nothing is in a slot: calls placed just
