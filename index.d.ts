@@ -1013,8 +1013,10 @@ export interface PermissionPolicy {
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
  * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
- * - `"KNT_WORKER_START_FAILED"`: the code of the warning printed once when a
- *   pool's workers keep dying while they start.
+ * - `"KNT_WORKER_START_FAILED"`: a pool's workers keep dying while they start
+ *   (a top-level `listen()` outside `isMain`, say): `pool.ready` and every call
+ *   reject with it when no worker runs (`cause`: the first error); also the
+ *   code of the warning printed once.
  * - `"KNT_POOL_SHUTDOWN"`: the pool was shut down before the call settled, or
  *   the call was made after `shutdown()`.
  * - `"KNT_WORKER_EXIT"`: the worker holding the call exited (a {@link WorkerExitError}).

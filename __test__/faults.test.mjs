@@ -347,6 +347,9 @@ test("a replacement terminated from outside before it was ready: its calls get i
     // The next worker never gets ready.
     const href = new URL("./fixtures/boot-never-ready.mjs", import.meta.url).href;
     p.bootstrap = { href, name: "boot", data: null };
+    // The first worker has served for long (startup.js: its death is not a
+    // start-up failure, so the replacement's death below is the lane's first).
+    p.startup.readyAt[0] = -1e9;
     await within(p.workers[0].terminate(), SETTLE_MS, "terminate() the first worker");
     p.bootstrap = bootstrap; // the replacements after it start normally
     const starting = p.workers[0];

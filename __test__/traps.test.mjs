@@ -160,9 +160,10 @@ test("trap: a server's listen() outside the guard: pool.ready and the calls reje
   assert.equal(r.timedOut, false, r.stderr);
   assert.equal(r.code, 0, r.stderr);
   const rejected =
-    /rejected KNT_WORKER_START_FAILED \(cause EADDRINUSE\): knitting-native: the pool's workers cannot start: worker 0 died 2 times in a row while starting.*listen EADDRINUSE.*listen\(\) belong behind `if \(isMain\)`/;
+    /rejected KNT_WORKER_START_FAILED \(cause EADDRINUSE\): knitting-native: the pool's workers cannot start: /.source +
+    /worker 0 died 2 times in a row while starting.*listen EADDRINUSE.*listen\(\) belong behind `if \(isMain\)`/.source;
   for (const what of ["ready", "call", "later"]) {
-    assert.match(r.stdout, new RegExp(`^${what} ${rejected.source}$`, "m"), `${what}; stdout: ${r.stdout}`);
+    assert.match(r.stdout, new RegExp(`^${what} ${rejected}$`, "m"), `${what}; stdout: ${r.stdout}`);
   }
   assert.match(r.stdout, /^one error true$/m, "pool.ready and the calls reject with the same error");
   assert.match(r.stdout, /^shutdown resolved$/m);
@@ -192,7 +193,10 @@ test(
     internal.killedFor[0] = new Error("replaced by the test"); // as a hard timeout does: not a start-up failure
     internal.workers[0].terminate();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const call = pool.call.add([1, 2]).then((v) => "value " + v, (err) => "rejected " + err.code + " " + err.cause.message);
+    const call = pool.call.add([1, 2]).then(
+      (v) => "value " + v,
+      (err) => "rejected " + err.code + " " + err.cause.message,
+    );
     console.log(await call);
     // Later calls reject with it too: no replacement starts.
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -209,7 +213,10 @@ test(
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
-      /^rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\nlater rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\n/,
+      new RegExp(
+        /^rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\n/.source +
+          /later rejected KNT_WORKER_START_FAILED boot: this worker dies while starting\n/.source,
+      ),
     );
     assert.equal((r.stderr.match(/KNT_WORKER_START_FAILED/g) || []).length, 1, r.stderr);
   },

@@ -136,8 +136,9 @@ function workerStartFailedError(lane, deaths, cause) {
   const what = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
   const err = new Error(
     `knitting-native: the pool's workers cannot start: worker ${lane} died ${deaths} times in a row while ` +
-      `starting (or soon after, running no call); the first such error: ${what}. Workers import the task module, so its ` +
-      "top level runs in every worker: side effects such as a server's listen() belong behind `if (isMain)`",
+      `starting (or soon after, running no call); the first such error: ${what}. Workers import the task ` +
+      "module, so its top level runs in every worker: side effects such as a server's listen() belong behind " +
+      "`if (isMain)`",
     { cause },
   );
   err.code = "KNT_WORKER_START_FAILED";
