@@ -14,7 +14,7 @@ import { show } from "./helpers/faults.mjs";
 import { runtime } from "./fixtures/runtime.mjs";
 import { keyPattern } from "./helpers/errors.mjs";
 
-const native = createRequire(import.meta.url)("../lib/native.js");
+const native = createRequire(import.meta.url)("../lib/native/index.js");
 const SETTLE_MS = 20_000;
 const MIB = 1024 * 1024;
 
@@ -236,7 +236,7 @@ test("after all the rejected options the process and a new pool work", async () 
   }
 });
 
-// BUG (lib/options.js resolveOptions): payload.payloadInitialBytes (and
+// BUG (lib/options/index.js resolveOptions): payload.payloadInitialBytes (and
 // payloadMaxByteLength) below the payload arena's 64-byte header pass
 // validation (the minimum is 1), and createPool(...)(tasks) then fails in the
 // addon with a plain Error, code "InvalidArg", "shared view of 1 bytes is
@@ -291,7 +291,7 @@ function runChild(options, { mustExit }) {
   return JSON.parse(line);
 }
 
-// BUG (lib/options.js resolveWorker): resourceLimits only have to be positive
+// BUG (lib/options/index.js resolveWorker): resourceLimits only have to be positive
 // and finite, but V8/Node cannot honour huge values: codeRangeSizeMb 1e9
 // aborts the whole process ("Fatal process OOM in Failed to reserve virtual
 // memory for CodeRange", SIGTRAP), stackSizeMb 1e300 kills it with an
@@ -314,7 +314,7 @@ for (const [key, value] of [
   });
 }
 
-// BUG (lib/pool.js Pool constructor): when spawning a worker throws (here
+// BUG (lib/host/pool.js Pool constructor): when spawning a worker throws (here
 // `new Worker` fails with ERR_WORKER_INIT_FAILED), the constructor has
 // already created the HostDoorbell (a Rust waiter thread and a referenced
 // ThreadsafeFunction, holding the control and payload regions) and possibly
@@ -509,7 +509,7 @@ test(
   },
 );
 
-// BUG (lib/pool.js submit, `if (arg instanceof Promise)`): `instanceof` runs
+// BUG (lib/host/pool.js submit, `if (arg instanceof Promise)`): `instanceof` runs
 // the argument's [[GetPrototypeOf]], which throws for a revoked Proxy (or a
 // Proxy whose getPrototypeOf trap throws). The TypeError escapes
 // `pool.call.echo(arg)` synchronously (no promise is returned) and carries

@@ -1,4 +1,4 @@
-// Exhaustive interleaving checks of the chunk protocol (lib/payload-chunks.js):
+// Exhaustive interleaving checks of the chunk protocol (lib/payload/chunks.js):
 // small payloads carved out of one allocator block, released by the readers,
 // the block freed by whoever drops the last reference. Each broken variant
 // (one rule changed) must be caught.

@@ -1,4 +1,4 @@
-// Codec fuzzing, with lib/codec.js used directly:
+// Codec fuzzing, with lib/codec/index.js used directly:
 // (a) random bytes and mutations of valid encodings (bit flips, strict
 //     prefixes, corrupted length fields, overwrites): `decode` returns a value
 //     or throws a RangeError, never anything else, never hangs, never writes
@@ -16,7 +16,7 @@ import { prng, genValue, assertSame, show } from "./fixtures/codec-values.mjs";
 import { settleAll, within } from "./helpers/wait.mjs";
 import { runtime } from "./fixtures/runtime.mjs";
 
-const { Encoder, decode } = createRequire(import.meta.url)("../lib/codec.js");
+const { Encoder, decode } = createRequire(import.meta.url)("../lib/codec/index.js");
 
 const SEED = Number(process.env.KNT_FUZZ_SEED || 0x5eed1234);
 const STALL_MS = 15_000; // no progress for this long = a hang
@@ -219,7 +219,7 @@ test("every value kind round-trips at its boundaries (hand-picked)", () => {
   }
 });
 
-// BUG (lib/codec.js, Encoder#_clearSeen): identity tracking keeps the first
+// BUG (lib/codec/index.js, Encoder#_clearSeen): identity tracking keeps the first
 // SEEN_LINEAR (16) objects in an array and creates `seenS` (a Set) only when
 // a 17th is tracked. `_clearSeen` calls `this.seenS.clear()` whenever
 // `seenN >= 16`, so a value with exactly 16 objects (e.g. an array of 15
@@ -280,7 +280,7 @@ test("through a pool: calls and results holding exactly 16 objects succeed", asy
   }
 });
 
-// BUG (lib/codec.js, decode's `sourceBuffer()` cache): decode caches a Node
+// BUG (lib/codec/index.js, decode's `sourceBuffer()` cache): decode caches a Node
 // Buffer over the source's ArrayBuffer (`dNb = Buffer.from(dBufKey)`), keyed
 // on the view and the buffer. `Buffer.from(sab)` has the buffer's length at
 // that moment and does not track a growable SharedArrayBuffer. After the
@@ -317,7 +317,7 @@ test("decode over a growable SharedArrayBuffer still works after the buffer grow
   }
 });
 
-// BUG (lib/codec.js, Encoder#_nodeBuffer): the same stale cached Buffer on
+// BUG (lib/codec/index.js, Encoder#_nodeBuffer): the same stale cached Buffer on
 // the encoding side. encodeInto() into a length-tracking view of a growable
 // SharedArrayBuffer that has grown writes long strings with latin1Write /
 // ucs2Write on a Buffer of the old length: a string that straddles the old
@@ -345,7 +345,7 @@ test("encodeInto into a growable SharedArrayBuffer after it grows writes every b
   }
 });
 
-// The codec's DataView over a buffer is fixed-length (lib/payload.js says
+// The codec's DataView over a buffer is fixed-length (lib/payload/region.js says
 // why): through the same length-tracking view, a number read or written past
 // the length the buffer had when the DataView was made must still work.
 test("numbers through the same length-tracking view after its buffer grows", () => {

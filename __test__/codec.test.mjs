@@ -5,7 +5,7 @@ import { runtime } from "./fixtures/runtime.mjs";
 import { random } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
-const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec.js");
+const { Encoder, decode, CODEC_ERRORS } = require("../lib/codec/index.js");
 
 // ---- helpers ---------------------------------------------------------------------------------------
 
@@ -1302,7 +1302,7 @@ test("shapes met again in later payloads: objects made from their keys, whatever
 test("shapes decode where code generation from strings is disallowed", { skip: runtime !== "node" }, async () => {
   const { spawnSync } = await import("node:child_process");
   const script = `
-    const { Encoder, decode } = require(${JSON.stringify(require.resolve("../lib/codec.js"))});
+    const { Encoder, decode } = require(${JSON.stringify(require.resolve("../lib/codec/index.js"))});
     const enc = new Encoder();
     for (let p = 0; p < 4; p++) {
       const rows = Array.from({ length: 3 }, (_, r) => ({ a: p, b: r, c: [p, r] }));

@@ -5,9 +5,9 @@
 //  - the pool's workers spend no more CPU per call than bare worker
 //    threads running the same function in the same process: a task's code
 //    runs as fast in the pool (on Node 24 it ran 1.5-2.7x slower when V8
-//    inlined it into the pool's own frames: lib/invoke.js);
+//    inlined it into the pool's own frames: lib/worker/invoke.js);
 //  - the host's own thread (the main thread) uses under 30% of the burst's
-//    wall time: it sleeps while the workers compute (lib/host-loop.js). The
+//    wall time: it sleeps while the workers compute (lib/host/loop.js). The
 //    defect this guards against kept it near 100%; idle it measures 2-5%,
 //    and beside other tests on 2 cores it reached 10.6% (three 10 ms ticks
 //    of a 280 ms burst, 2026-12-07), so 10% is the benchmark's target

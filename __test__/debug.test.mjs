@@ -1,4 +1,4 @@
-// KNITTING_DEBUG namespaces (lib/debug.js): child processes run a one-worker
+// KNITTING_DEBUG namespaces (lib/host/debug.js): child processes run a one-worker
 // pool and the test reads their stderr.
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
-const { makeDebug, parseDebugEnv, NAMESPACES } = require("../lib/debug.js");
+const { makeDebug, parseDebugEnv, NAMESPACES } = require("../lib/host/debug.js");
 
 const fixture = fileURLToPath(new URL("./fixtures/debug-namespaces.mjs", import.meta.url));
 const LINE = /^knitting-native:([a-z]+) pool \d+ \+ *\d+\.\d ms \S.*$/;

@@ -1,4 +1,4 @@
-// Elastic size (minThreads / maxThreads / idleTimeout, lib/elastic.js):
+// Elastic size (minThreads / maxThreads / idleTimeout, lib/server/elastic.js):
 // the pool grows while calls wait and shrinks back to minThreads when idle,
 // with every call settled exactly once. Nothing here asserts a duration:
 // growth is checked by the workerCreate events a burst causes, shrinking by
@@ -218,7 +218,7 @@ test("elastic options: threads is the fixed size; bad values are a TypeError/Ran
 });
 
 test("elastic options: how they resolve", async () => {
-  const { resolveOptions } = await import("../lib/options.js");
+  const { resolveOptions } = await import("../lib/options/index.js");
   const r = (o) => resolveOptions(o, 256, 1024);
   assert.deepEqual(r({ minThreads: 2, maxThreads: 5, idleTimeout: 0 }).elastic, {
     minThreads: 2,

@@ -16,7 +16,7 @@ import { blockUntil, blockFor, show } from "./helpers/faults.mjs";
 import { runtime, skipOn } from "./fixtures/runtime.mjs";
 
 const SETTLE_MS = 20_000;
-const Slot = createRequire(import.meta.url)("../lib/slot.js");
+const Slot = createRequire(import.meta.url)("../lib/protocol/slot.js");
 
 /** `n` calls of `add`, each checked; proves the pool serves. */
 async function serves(pool, n = 200, what = "pool serves") {
@@ -347,7 +347,7 @@ test("a replacement terminated from outside before it was ready: its calls get i
     // The next worker never gets ready.
     const href = new URL("./fixtures/boot-never-ready.mjs", import.meta.url).href;
     p.bootstrap = { href, name: "boot", data: null };
-    // The first worker has served for long (startup.js: its death is not a
+    // The first worker has served for long (host/startup.js: its death is not a
     // start-up failure, so the replacement's death below is the lane's first).
     p.startup.readyAt[0] = -1e9;
     await within(p.workers[0].terminate(), SETTLE_MS, "terminate() the first worker");
@@ -457,7 +457,7 @@ test("a forged RES bit for a call still running fails that call with KNT_REGION_
   }
 });
 
-// BUG (lib/pool.js, the worker "exit" handler): the handler resets the lane
+// BUG (lib/host/pool.js, the worker "exit" handler): the handler resets the lane
 // and rejects every call still in `lane.calls` with WorkerExitError, without
 // first draining the lane. A call whose response the worker had already
 // published (its RES bit flipped) before dying is rejected with "exited ...
@@ -500,10 +500,10 @@ test("calls a worker answered before it died resolve with their results", async 
   }
 });
 
-// BUG (lib/pool.js exit handler + lib/lane.js HostLane.reset): the payload
+// BUG (lib/host/pool.js exit handler + lib/protocol/lane.js HostLane.reset): the payload
 // blocks of requests a dead worker never read are never freed. The worker
 // frees a request's block when it decodes it (PayloadRegion.read in
-// lib/worker.js run()); requests still waiting in its slots when it dies are
+// lib/worker/thread-main.js run()); requests still waiting in its slots when it dies are
 // rejected by the host, whose reset() just drops them. Each crash leaks the
 // blocks of those requests until the region (payloadMaxByteLength) is full
 // and every later large call fails with KNT_VALUE_TOO_LARGE. Same for a response
@@ -602,7 +602,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
   });
 });
 
-// BUG (lib/worker.js loadTasks + lib/task.js): tasks are found in the worker
+// BUG (lib/worker/thread-main.js loadTasks + lib/api/task.js): tasks are found in the worker
 // by id = stableTaskID(href, position) only. A task() call that runs in the
 // worker but not in the host (or the reverse) shifts the positions of the
 // tasks after it, and the worker then runs a *different* task under the
@@ -611,7 +611,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
 // module's top level, unconditionally") shows the case is meant to be
 // detected, but only a missing id is. Fix: send a fingerprint of `f` with
 // each table entry (Function.prototype.toString(f), as bare exports already
-// do in task-table.js) and compare it in loadTasks, failing the pool with
+// do in api/task-table.js) and compare it in loadTasks, failing the pool with
 // the same "not found" error on a mismatch.
 test("a task whose position differs between host and workers is never silently replaced by another task", async () => {
   const { shifted } = await import("./fixtures/fault-import-shifted.mjs");

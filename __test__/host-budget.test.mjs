@@ -1,4 +1,4 @@
-// The host sleeps while its workers compute: lib/host-loop.js's polling rule,
+// The host sleeps while its workers compute: lib/host/loop.js's polling rule,
 // run as shipped under simulated time (__test__/model/host-budget.mjs), over
 // bursts of long calls (1 to 4 workers, answers in step or spread out, the
 // measured pass cost and four times it) and of tiny ones. Two broken
@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { simulateBurst, NeverHalves, NeverSleeps } from "./model/host-budget.mjs";
 
 const require = createRequire(import.meta.url);
-const { POLL_WINDOW_MS } = require("../lib/host-loop.js");
+const { POLL_WINDOW_MS } = require("../lib/host/loop.js");
 
 const WAKE_US = 8;
 const SETTLE_US = 0.5;

@@ -56,10 +56,10 @@ test("an arena lock nobody releases ends in KNT_REGION_CORRUPT, then later calls
 });
 
 test("the host reads slot words as untrusted: a forged length, offset or RES/DONE bit fails that value only", () => {
-  const native = require("../lib/native.js");
-  const { PayloadRegion } = require("../lib/payload.js");
-  const { HostLane } = require("../lib/lane.js");
-  const { HostSubmit } = require("../lib/steal.js");
+  const native = require("../lib/native/index.js");
+  const { PayloadRegion } = require("../lib/payload/region.js");
+  const { HostLane } = require("../lib/protocol/lane.js");
+  const { HostSubmit } = require("../lib/protocol/steal.js");
   const L = native.layout();
   const NO_EXT = L.noExt | 0;
   const region = new PayloadRegion(new SharedArrayBuffer(64 * 1024, { maxByteLength: 1 << 20 }), true);
@@ -76,7 +76,7 @@ test("the host reads slot words as untrusted: a forged length, offset or RES/DON
   corrupt(() => region.readSlot(control, 0, 100, 4096), "an offset that is not a block");
   corrupt(() => region.readSlot(control, 0, 2 ** 31 - 1, 64), "a huge length");
   // The arena is intact: a real value still round-trips.
-  const { Encoder } = require("../lib/codec.js");
+  const { Encoder } = require("../lib/codec/index.js");
   const bytes = new Encoder().encode("z".repeat(5000));
   assert.equal(region.readSlot(control, 0, bytes.length, region.write(bytes)), "z".repeat(5000));
   assert.equal(region.arena.stats().liveBlocks, 0);

@@ -1,5 +1,5 @@
 // Large binary results of worker threads leave as moved copies (codec/transfer.js
-// movedCopy, shared-refs.js largeResult): what is checked is that this is invisible
+// movedCopy, payload/shared-refs.js largeResult): what is checked is that this is invisible
 // to both sides. The caller gets every kind whole, as a view of the same kind over a
 // buffer of exactly its bytes, in both topologies and with workers recycled after
 // every call; the task's own buffer is neither detached nor changed; values under

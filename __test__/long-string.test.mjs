@@ -13,9 +13,9 @@ import * as T from "./fixtures/tasks.mjs";
 import { fillBytes } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
-const native = require("../lib/native.js");
+const native = require("../lib/native/index.js");
 const { longString, externalStrings, EXTERNAL_MIN } = require("../lib/codec/long-string.js");
-const { Encoder, decode } = require("../lib/codec.js");
+const { Encoder, decode } = require("../lib/codec/index.js");
 
 // Node exports N-API's external string functions from 20.4 on, and the
 // codec uses them there. Bun and Deno export them too, but the codec keeps

@@ -1,4 +1,4 @@
-// The minimum Node.js / N-API: lib/native.js refuses older ones with a clear
+// The minimum Node.js / N-API: lib/native/index.js refuses older ones with a clear
 // message, before it looks for a binary. Child processes fake an old runtime
 // with a --require preload (fixtures/fake-node-version.cjs).
 import test from "node:test";
@@ -63,10 +63,10 @@ test("this Node.js qualifies, and package.json engines.node says >= 20", () => {
   assert.ok(Number(process.versions.napi) >= 8, `N-API ${process.versions.napi}`);
   assert.ok(Number(process.versions.node.split(".")[0]) >= 20);
   assert.match(pkg.engines.node, /^>=\s*20(\.0(\.0)?)?$/);
-  // The addon's N-API level (Cargo.toml feature) is the one native.js demands.
+  // The addon's N-API level (Cargo.toml feature) is the one native/index.js demands.
   const cargo = readFileSync(new URL("../Cargo.toml", import.meta.url), "utf8");
   assert.match(cargo, /features\s*=\s*\[[^\]]*"napi8"/);
-  const native = readFileSync(new URL("../lib/native.js", import.meta.url), "utf8");
+  const native = readFileSync(new URL("../lib/native/index.js", import.meta.url), "utf8");
   assert.match(native, /const MIN_NAPI = 8;/);
   assert.match(native, /const MIN_NODE_MAJOR = 20;/);
 });

@@ -1,6 +1,6 @@
 // The scheduling options of createPool (host, balancer, inliner, threads: 0,
 // KNITTING_STEAL / KNITTING_DISPATCHER) and the topology decided from them:
-// resolveOptions and resolveTopology in lib/options.js, without starting a
+// resolveOptions and resolveTopology in lib/options/index.js, without starting a
 // pool. Every rejection is checked for its class and for naming its key.
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -9,8 +9,8 @@ import { createPool } from "../index.mjs";
 import { keyPattern } from "./helpers/errors.mjs";
 
 const require = createRequire(import.meta.url);
-const { resolveOptions, resolveTopology, MAX_STEAL_CLAIMANTS, LANE_SLOTS } = require("../lib/options.js");
-const { L } = require("../lib/lane.js");
+const { resolveOptions, resolveTopology, MAX_STEAL_CLAIMANTS, LANE_SLOTS } = require("../lib/options/index.js");
+const { L } = require("../lib/protocol/lane.js");
 
 /** resolveOptions as createPool calls it, with `env` instead of process.env. */
 const resolve = (options, env = {}) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);

@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
-const { platformTriple, TARGETS } = require("../lib/platform.js");
+const { platformTriple, TARGETS } = require("../lib/native/platform.js");
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -219,7 +219,7 @@ test("the tarball without its platform package: the loader says so; `npm run bui
   assert.equal(rerun.stdout, "42\n");
 });
 
-test("npm/<triple>/: one package per platform, consistent with lib/platform.js and the root", () => {
+test("npm/<triple>/: one package per platform, consistent with lib/native/platform.js and the root", () => {
   const dirs = readdirSync(join(root, "npm")).sort();
   assert.deepEqual(dirs, Object.keys(TARGETS).sort());
   assert.deepEqual(dirs, [
@@ -248,7 +248,7 @@ test("npm/<triple>/: one package per platform, consistent with lib/platform.js a
     assert.ok(readFileSync(join(root, "npm", t, "README.md"), "utf8").includes(`knitting-native-${t}`));
   }
   assert.ok(TARGETS[triple], `this platform (${triple}) has a package`);
-  // lib/platform.js is the one list of platforms: package.json restates none.
+  // lib/native/platform.js is the one list of platforms: package.json restates none.
   assert.equal(pkg.napi, undefined, "package.json has no napi.targets of its own");
 });
 

@@ -1,4 +1,4 @@
-// Small arguments are carved out of the host's chunk (lib/payload-chunks.js):
+// Small arguments are carved out of the host's chunk (lib/payload/chunks.js):
 // no native allocator call per call, misuse of a carved offset refused, and
 // the room a chunk holds given back whenever room is short.
 import test from "node:test";
@@ -10,8 +10,8 @@ import * as c from "./fixtures/chunk-tasks.mjs";
 import { within } from "./helpers/wait.mjs";
 
 const require = createRequire(import.meta.url);
-const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
-const { Encoder } = require("../lib/codec.js");
+const { PayloadRegion, NO_ROOM } = require("../lib/payload/region.js");
+const { Encoder } = require("../lib/codec/index.js");
 
 const MIB = 1024 * 1024;
 
@@ -184,7 +184,7 @@ test("a chunk count overwritten in shared memory does not end the host when the 
     // What task code could write into the shared region: the chunk's count.
     Atomics.store(chunks.i32, chunks.chunk >> 2, 0);
     // A drain gives the chunk back when a worker waits for room and a call
-    // is in a slot (host-slots.js drainPass): one call is, for 300 ms.
+    // is in a slot (host/slots.js drainPass): one call is, for 300 ms.
     const slow = pool.call.block(300);
     internal.payload.hasWaiters = () => true;
     assert.doesNotThrow(() => internal.drainPass());

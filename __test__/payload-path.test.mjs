@@ -11,9 +11,9 @@ import { within } from "./helpers/wait.mjs";
 import { fillBytes } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
-const { Encoder, decode } = require("../lib/codec.js");
-const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
-const L = require("../lib/native.js").layout();
+const { Encoder, decode } = require("../lib/codec/index.js");
+const { PayloadRegion, NO_ROOM } = require("../lib/payload/region.js");
+const L = require("../lib/native/index.js").layout();
 
 const MIB = 1024 * 1024;
 const SIZES = [64, 1024, 16 * 1024, 64 * 1024, MIB, 4 * MIB];

@@ -10,7 +10,7 @@ import * as T from "./fixtures/scheduling-tasks.mjs";
 import { internals } from "./helpers/internals.mjs";
 import { sleep } from "./helpers/wait.mjs";
 
-const native = createRequire(import.meta.url)("../lib/native.js");
+const native = createRequire(import.meta.url)("../lib/native/index.js");
 const W_HOST_CPU = native.layout().wordHostCpu;
 const knowsCpu = native.currentCpu() >= 0;
 

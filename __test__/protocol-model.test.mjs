@@ -1,5 +1,5 @@
 // Exhaustive interleaving checks of the protocols that ship: the steal
-// protocol (lib/steal.js) and the lane protocol (lib/lane.js), both ends and
+// protocol (lib/protocol/steal.js) and the lane protocol (lib/protocol/lane.js), both ends and
 // the workers' loops, run by __test__/model/checker.mjs. Each configuration
 // explores every interleaving of every shared-memory access; each broken
 // variant (one rule changed) must be caught.
@@ -42,7 +42,7 @@ const steal = {
   // Worker 0 may die at any point and is replaced.
   deathAndReplacement: { ...S, width: 1, calls: [{}], startParked: true, mayDie: [0], respawn: true },
   // Recycling: worker 0 may leave at the end of any call (by the shipped
-  // rule, recycle-worker.js) and its replacement joins while calls are in
+  // rule, worker/recycle.js) and its replacement joins while calls are in
   // flight; nothing is rejected, nothing lost (~24 k states).
   leaveAndJoin: { ...S, width: 1, calls: [{}, {}], startParked: true, mayLeave: [0], respawn: true },
   // A worker that ends one async call while awaiting another stays until
@@ -105,7 +105,7 @@ for (const [variant, config, pattern] of stealBroken) {
   });
 }
 
-// Broken leave rules (recycle-worker.js's leaveWhenEmpty with one rule dropped).
+// Broken leave rules (worker/recycle.js's leaveWhenEmpty with one rule dropped).
 const leaveBroken = [
   // Leaving while its own async call is pending: the call is taken back,
   // rejected, or answered after the worker left.
@@ -206,8 +206,8 @@ test("the checker drives the shipped loops: serve() is exactly `while (this.turn
   // the shipped loop if serve() is that loop and nothing else.
   const { createRequire } = await import("node:module");
   const require = createRequire(import.meta.url);
-  const { Claimant } = require("../lib/steal.js");
-  const { WorkerLane } = require("../lib/lane.js");
+  const { Claimant } = require("../lib/protocol/steal.js");
+  const { WorkerLane } = require("../lib/protocol/lane.js");
   for (const cls of [Claimant, WorkerLane]) {
     const body = cls.prototype.serve.toString().replace(/\s+/g, " ");
     assert.equal(body, "serve() { while (this.turn()); }", `${cls.name}.serve`);

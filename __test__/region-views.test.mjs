@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { PayloadRegion, NO_ROOM } = require("../lib/payload.js");
-const { Encoder, decode } = require("../lib/codec.js");
+const { PayloadRegion, NO_ROOM } = require("../lib/payload/region.js");
+const { Encoder, decode } = require("../lib/codec/index.js");
 
 const MIB = 1024 * 1024;
 const text = (n, seed) => Array.from({ length: n }, (_, i) => String.fromCharCode(97 + ((i * 7 + seed) % 26))).join("");

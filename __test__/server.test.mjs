@@ -269,7 +269,7 @@ async function recycleRun(options) {
   }
 }
 
-// Async calls among sync ones found three faults on Bun and Deno (recycle.js):
+// Async calls among sync ones found three faults on Bun and Deno (server/recycle.js):
 // a Deno worker thread that left by process.exit() claimed on, then spun for
 // ever in its second exit; a worker at its limit claimed on and left far past
 // it (3-4 recycled); a Deno thread ended by terminate() still ran for a moment
@@ -345,7 +345,7 @@ test(EVENTS_TITLE, async () => {
 
 test("the stats histogram: buckets grow with the value and a percentile is at most 12.5% above it", async () => {
   const { createRequire } = await import("node:module");
-  const { Histogram, bucketOf, bucketTop, BUCKETS } = createRequire(import.meta.url)("../lib/stats.js");
+  const { Histogram, bucketOf, bucketTop, BUCKETS } = createRequire(import.meta.url)("../lib/server/stats.js");
   let previous = -1;
   for (let v = 0; v < 1 << 20; v += 1 + (v >> 6)) {
     const b = bucketOf(v);

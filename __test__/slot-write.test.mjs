@@ -1,4 +1,4 @@
-// lib/slot-write.js: a value goes inline into a slot when it fits, else into
+// lib/payload/slot-writer.js: a value goes inline into a slot when it fits, else into
 // the payload region; after a plain object or array that did not fit, the
 // next ones are encoded once (no failed slot attempt) and still go inline
 // when they fit after all. The bytes are the same either way.
@@ -10,11 +10,11 @@ import * as t from "./fixtures/slot-write-tasks.mjs";
 import { within } from "./helpers/wait.mjs";
 
 const require = createRequire(import.meta.url);
-const { SlotWriter } = require("../lib/slot-write.js");
-const { PayloadRegion } = require("../lib/payload.js");
-const { Encoder, decode } = require("../lib/codec.js");
-const { NO_EXT } = require("../lib/slot.js");
-const { L } = require("../lib/lane.js");
+const { SlotWriter } = require("../lib/payload/slot-writer.js");
+const { PayloadRegion } = require("../lib/payload/region.js");
+const { Encoder, decode } = require("../lib/codec/index.js");
+const { NO_EXT } = require("../lib/protocol/slot.js");
+const { L } = require("../lib/protocol/lane.js");
 
 const MIB = 1024 * 1024;
 const row = (i) => ({ id: i, name: `row-${i}`, price: 1.5 + i, tags: ["a", "b", i], ok: i % 2 === 0 });

@@ -1,5 +1,5 @@
 // The shape of lib/ that keeps it readable: no import cycle, no file past
-// ~500 lines, and one module (lib/slot.js) that knows a slot's header words.
+// ~500 lines, and one module (lib/protocol/slot.js) that knows a slot's header words.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -26,7 +26,7 @@ function requiresOf(file) {
 test("lib/ has no import cycle (a lazy require counts too)", () => {
   assert.ok(files.length > 20, `found lib/ modules: ${files.length}`);
   const graph = new Map(files.map((f) => [f, requiresOf(f)]));
-  assert.ok(graph.get("index.js").includes("create-pool.js"), "the scan sees index.js's requires");
+  assert.ok(graph.get("index.js").includes("api/create-pool.js"), "the scan sees index.js's requires");
   const state = new Map(); // 1: on the current path, 2: done
   const path = [];
   const visit = (f) => {
@@ -60,13 +60,13 @@ test(`no lib/ file is over ${MAX_LINES} lines`, () => {
   }
 });
 
-test("only lib/slot.js names a slot's header words", () => {
+test("only lib/protocol/slot.js names a slot's header words", () => {
   const headerWords = /slotWord(Task|Call|Len|Ext|Signal|Started|Owner)\b/;
   // A slot's word addressed by a literal offset: `i32[w + 3]`, `slotWord(i) + 5`.
   const literalOffset = /i32\[[^\]]*\+\s*\d+\s*\]|slotWord\([^)]*\)\s*\+\s*\d/;
   let checked = 0;
   for (const f of files) {
-    if (f === "slot.js") continue;
+    if (f === "protocol/slot.js") continue;
     source(f)
       .split("\n")
       .forEach((line, i) => {
@@ -76,5 +76,5 @@ test("only lib/slot.js names a slot's header words", () => {
       });
   }
   assert.ok(checked > 1000, `lines checked: ${checked}`);
-  assert.match(source("slot.js"), /L\.slotWordStarted/, "slot.js takes the words from Rust's layout()");
+  assert.match(source("protocol/slot.js"), /L\.slotWordStarted/, "protocol/slot.js takes the words from Rust's layout()");
 });

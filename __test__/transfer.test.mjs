@@ -18,7 +18,7 @@ import { fillBytes } from "./helpers/prng.mjs";
 
 const require = createRequire(import.meta.url);
 const { TRANSFER_MIN_BYTES } = require("../lib/codec/transfer.js");
-const { HostSharedRefs } = require("../lib/shared-refs.js");
+const { HostSharedRefs } = require("../lib/payload/shared-refs.js");
 
 const BIG = 1024 * 1024;
 const SMALL = 1024;

@@ -14,7 +14,7 @@ import { within, sleep, until } from "./helpers/wait.mjs";
 import { runtime as hostRuntime, skipOn } from "./fixtures/runtime.mjs";
 import { fixture, ROOT } from "./helpers/children.mjs";
 
-const { resolveOptions } = createRequire(import.meta.url)("../lib/options.js");
+const { resolveOptions } = createRequire(import.meta.url)("../lib/options/index.js");
 
 /** Node's `file` and `--input-type=module -e script` in the host runtime's words. */
 function runtimeArgs(args) {

@@ -20,8 +20,8 @@ const o = parseArgs(process.argv.slice(2), {
   positionals: 1,
 });
 const [dir] = o._;
-const here = require("../lib/codec.js");
-const before = dir === undefined ? null : require(path.resolve(dir, "lib/codec.js"));
+const here = require("../lib/codec/index.js");
+const before = dir === undefined ? null : require(path.resolve(dir, "lib/codec/index.js"));
 
 const valuesOnly = (v) => {
   if (Array.isArray(v)) return v.map(valuesOnly);

@@ -3,7 +3,7 @@
 // typed array they meet, so one process per kind): a plain SharedArrayBuffer,
 // a length-tracking view of a growable one (new Uint8Array(sab)), and a
 // fixed-length view of a growable one (new Uint8Array(sab, 0, n)), which is
-// what lib/payload.js uses for the payload region.
+// what lib/payload/region.js uses for the payload region.
 //   node bench/codec-views.mjs [--kinds object,string,u8] [--sizes 1024,16384]
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";

@@ -156,7 +156,7 @@ if (o.floor) {
     const worker = new Worker(new URL("./lib/pingpong-worker.mjs", import.meta.url), { workerData: { sab, mode } });
     await new Promise((resolve) => worker.once("online", resolve));
     const { createRequire } = await import("node:module");
-    const native = createRequire(import.meta.url)("../lib/native.js");
+    const native = createRequire(import.meta.url)("../lib/native/index.js");
     const warm = 2000;
     const us = new Float64Array(o.calls);
     for (let r = 0; r < o.calls + warm; r++) {

@@ -5,8 +5,8 @@ import { createRequire } from "node:module";
 import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
-const native = require("../lib/native.js");
-const { Encoder, decode } = require("../lib/codec.js");
+const native = require("../lib/native/index.js");
+const { Encoder, decode } = require("../lib/codec/index.js");
 
 function nsPerOp(fn, ops) {
   for (let i = 0; i < ops / 10; i++) fn(i); // warm up

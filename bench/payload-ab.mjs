@@ -26,11 +26,11 @@ const {
   required: ["DIR"],
 });
 const load = (root) => ({
-  codec: require(path.resolve(root, "lib/codec.js")),
-  payload: require(path.resolve(root, "lib/payload.js")),
+  codec: require(path.resolve(root, "lib/codec/index.js")),
+  payload: require(path.resolve(root, "lib/payload/region.js")),
   // The slot writer (inline, else the region), where the checkout has one.
-  slotWrite: fs.existsSync(path.resolve(root, "lib/slot-write.js"))
-    ? require(path.resolve(root, "lib/slot-write.js"))
+  slotWrite: fs.existsSync(path.resolve(root, "lib/payload/slot-writer.js"))
+    ? require(path.resolve(root, "lib/payload/slot-writer.js"))
     : null,
 });
 const sides = { before: load(dir), after: load(new URL("..", import.meta.url).pathname) };
@@ -41,7 +41,7 @@ function makeSide(m) {
   const slot = new Uint8Array(new SharedArrayBuffer(HELD * INLINE + 64)); // one "slot" per value held
   const region = new m.payload.PayloadRegion(new SharedArrayBuffer(64 << 20, { maxByteLength: 64 << 20 }), true);
   const enc = new m.codec.Encoder({ maxPayloadBytes: 32 << 20 });
-  // The host's write as pool.js does it: inline, else into the region.
+  // The host's write as host/pool.js does it: inline, else into the region.
   if (m.slotWrite !== null) {
     const writer = new m.slotWrite.SlotWriter(enc, region, slot);
     const write = (v, j) => {

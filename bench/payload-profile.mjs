@@ -12,8 +12,8 @@ import { echoWindow } from "./lib/workloads.mjs";
 import { parseArgs } from "./lib/args.mjs";
 
 const require = createRequire(import.meta.url);
-const native = require("../lib/native.js");
-const codec = require("../lib/codec.js");
+const native = require("../lib/native/index.js");
+const codec = require("../lib/codec/index.js");
 const USAGE = "usage: node [--cpu-prof --cpu-prof-dir=DIR] bench/payload-profile.mjs [KIND [SIZE [CALLS]]]";
 const [kind = "u8", sizeArg = "65536", callsArg] = parseArgs(process.argv.slice(2), {
   options: {},

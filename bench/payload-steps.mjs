@@ -1,6 +1,6 @@
 // Per-step cost of the payload path, one thread, no pool: what each step of
 // a call costs for each kind and size of the payload sweep, measured on the
-// same code the pool runs (lib/codec.js, lib/payload.js):
+// same code the pool runs (lib/codec/index.js, lib/payload/region.js):
 //   encode   Encoder#encodeInto into a slot's inline bytes (fails above them),
 //            then, when it did not fit, Encoder#encode into the scratch buffer
 //   place    PayloadRegion#tryWrite: arena.alloc (a napi call) + copy into the region
@@ -15,9 +15,9 @@ import { parseArgs, listOf, positiveInt, subsetOf, text } from "./lib/args.mjs";
 import { median } from "./lib/stats.mjs";
 
 const require = createRequire(import.meta.url);
-const codec = require("../lib/codec.js");
-const { PayloadRegion } = require("../lib/payload.js");
-const native = require("../lib/native.js");
+const codec = require("../lib/codec/index.js");
+const { PayloadRegion } = require("../lib/payload/region.js");
+const native = require("../lib/native/index.js");
 const L = native.layout();
 
 const args = parseArgs(process.argv.slice(2), {

@@ -1,35 +1,35 @@
 "use strict";
 // The package's public surface. A task's `createPool` shorthand is attached
-// here, where both task.js and pool.js are known (neither requires the other's
+// here, where both api/task.js and host/pool.js are known (neither requires the other's
 // entry point: no import cycle).
 
-// pool.js (the host: lanes, the dispatcher, runtimes) loads on the first
+// host/pool.js (the host: lanes, the dispatcher, runtimes) loads on the first
 // createPool, not here: every worker imports its task module, and so this
 // entry, only to declare tasks. Loading the host in each worker took ~40% of
 // the time from import to first answer (2026-12-06, Node 24.19, 2 threads:
 // bench/user/startup.mjs).
 let pool = null;
 const loadPool = () => {
-  pool ??= require("./create-pool.js");
+  pool ??= require("./api/create-pool.js");
   return pool;
 };
-const { isPoolWorker, belowPoolWorker } = require("./worker-context.js");
-const inert = require("./inert-pool.js");
-/** Creates a pool: see create-pool.js; inside a pool worker, an inert one (inert-pool.js). */
+const { isPoolWorker, belowPoolWorker } = require("./api/worker-context.js");
+const inert = require("./api/inert-pool.js");
+/** Creates a pool: see api/create-pool.js; inside a pool worker, an inert one (api/inert-pool.js). */
 const createPool = (...args) => (belowPoolWorker() ? inert.createInertPool() : loadPool().createPool(...args));
 const createSingleTaskPool = (...args) =>
   belowPoolWorker() ? inert.inertSingleTaskPool() : loadPool().createSingleTaskPool(...args);
-const tasks = require("./task.js");
-const { WorkerExitError } = require("./errors.js");
-const { CODEC_ERRORS } = require("./codec.js");
+const tasks = require("./api/task.js");
+const { WorkerExitError } = require("./api/errors.js");
+const { CODEC_ERRORS } = require("./codec/index.js");
 const { transfer } = require("./codec/transfer.js");
 
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !isPoolWorker();
 
-/** Declares a task: see task.js. */
+/** Declares a task: see api/task.js. */
 const task = (definition) => tasks.task(definition, createSingleTaskPool);
-/** Declares a task the worker imports from another module: see task.js. */
+/** Declares a task the worker imports from another module: see api/task.js. */
 const importTask = (definition) => tasks.importTask(definition, createSingleTaskPool);
 
 module.exports = {

@@ -2,7 +2,7 @@
 // node:v8, loaded on first use. Requiring it in a worker also loads four
 // internal modules (heap_utils, promise_hooks, stream_base_commons, report)
 // that a worker compiles from source: measured 2026-12-06, Node 20.20.2,
-// 2-vCPU VM, a worker's require of lib/serve.js took 3.9 ms more with it
+// 2-vCPU VM, a worker's require of lib/worker/serve.js took 3.9 ms more with it
 // (node --cpu-prof bench/user/startup.mjs). Most calls never need it: only
 // values the wire format has no tag for, cycles, and the heap-size recycle
 // limit do.

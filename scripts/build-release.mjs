@@ -19,7 +19,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import platform from "../lib/platform.js";
+import platform from "../lib/native/platform.js";
 import { checkBinary, GLIBC_FLOOR } from "./check-glibc.mjs";
 import { binaryManifest } from "./release-manifest.mjs";
 

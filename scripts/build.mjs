@@ -1,4 +1,4 @@
-// Builds the Rust addon with cargo and places it where lib/native.js looks for
+// Builds the Rust addon with cargo and places it where lib/native/index.js looks for
 // it: `knitting-native.<platform>-<arch>[-<abi>].node` in the package root, the
 // file name napi-rs packages use, so a prebuilt binary from npm/<triple>/ and a
 // local build are found the same way.
@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { platformTriple } from "../lib/platform.js";
+import { platformTriple } from "../lib/native/platform.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const debug = process.argv.includes("--debug");

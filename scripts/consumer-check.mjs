@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import platform from "../lib/platform.js";
+import platform from "../lib/native/platform.js";
 
 const { platformTriple } = platform;
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -1,7 +1,7 @@
 // Re-measures the tuned constants docs/measurements.md records: the
 // worker's idle spin (worker.timers.spinMicroseconds, DEFAULT_SPIN_MICROS in
-// lib/serve.js) and the host's idle polling budget (host.stallFreeLoops,
-// FREE_HOPS in lib/host-loop.js). For each value: tiny-call throughput
+// lib/worker/serve.js) and the host's idle polling budget (host.stallFreeLoops,
+// FREE_HOPS in lib/host/loop.js). For each value: tiny-call throughput
 // (--calls calls, --window in flight) and sequential p50 (--seq calls, each
 // awaited), in a fresh child process per rep, reps interleaved.
 //

@@ -20,7 +20,7 @@
 //                         (CI artifact downloads); default:
 //                         target/release-binaries (npm run build:release)
 //     --only <t1,t2,...>  only these triples' binaries (default: every triple
-//                         in lib/platform.js, and each needs its binary)
+//                         in lib/native/platform.js, and each needs its binary)
 //     --binary <file>     with --only <one triple>: that binary
 //     --sync              copy no binary: only versions, optionalDependencies
 //                         and the lock (after `npm version`)
@@ -34,7 +34,7 @@ import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } fr
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import platform from "../lib/platform.js";
+import platform from "../lib/native/platform.js";
 import { checkBinary } from "./check-glibc.mjs";
 import { fileHash, sourcesHash } from "./release-manifest.mjs";
 
@@ -126,7 +126,7 @@ function releaseProblems(triple, binary) {
   return problems;
 }
 
-// 1. Every platform package is consistent with lib/platform.js and at the root's version.
+// 1. Every platform package is consistent with lib/native/platform.js and at the root's version.
 const plan = [];
 for (const triple of triples) {
   const dir = join(root, "npm", triple);

@@ -246,7 +246,7 @@ async function main(argv) {
     process.stderr.write(`soak: ${err.message}\n`);
     return 2;
   }
-  const native = createRequire(import.meta.url)("../lib/native.js");
+  const native = createRequire(import.meta.url)("../lib/native/index.js");
   // Opening the stdio streams may open descriptors of its own (a pipe
   // opens /dev/null): do it before the first count.
   void process.stdout.writable;
@@ -541,7 +541,7 @@ async function checkpoint(pool, internal, threads, calls) {
   const rss = await settledRss(pool, threads, heaps);
   const h = heaps[0];
   // The host keeps a chunk of the payload region to cut small arguments
-  // from (payload-chunks.js): give it back first, so what is counted is
+  // from (payload/chunks.js): give it back first, so what is counted is
   // what calls left behind.
   internal.payload.retire();
   const arena = internal.payload.arena.stats();

@@ -270,7 +270,7 @@ pub struct Layout {
     pub slot_word_owner: u32,
     pub slot_word_run_micros: u32,
     pub max_abort_slots: u32,
-    /// Steal sections (protocol in `lib/steal.js`): word indices from the section
+    /// Steal sections (protocol in `lib/protocol/steal.js`): word indices from the section
     /// start, byte offsets of the done lines, limits.
     pub steal_word_pending: u32,
     pub steal_word_sleepers: u32,
@@ -369,7 +369,7 @@ fn steal_geometry(
 
 /// Why `workers` claimants over `regionLanes` region lanes of `width` slots
 /// is not a valid steal section (the rule of `StealGeometry::new`), or null
-/// when it is. lib/options.js checks `host.stealRegionLanes` with it, so the
+/// when it is. lib/options/index.js checks `host.stealRegionLanes` with it, so the
 /// rule has one owner.
 #[napi(catch_unwind)]
 pub fn steal_shape_error(workers: f64, region_lanes: f64, width: f64) -> Result<Option<String>> {
@@ -511,7 +511,7 @@ fn check_control(view: SharedView) -> Result<Held> {
 /// The host's end of the doorbell: a waiter thread that calls `onRing` on
 /// the JS thread (through a ThreadsafeFunction) when an armed host is rung.
 /// The ThreadsafeFunction is weak: it never keeps the event loop alive by
-/// itself. The pool holds the loop while calls are pending (lib/liveness.js),
+/// itself. The pool holds the loop while calls are pending (lib/host/liveness.js),
 /// so that an idle pool lets the process end without `close()`.
 #[napi]
 pub struct HostDoorbell {

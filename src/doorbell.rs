@@ -2,7 +2,7 @@
 //!
 //! Three words on their own cache line of the control region (`layout.rs`):
 //! - `COUNTER`: every worker adds 1 after publishing responses (`announce`
-//!   in `lib/doorbell.js`, from `flush` in `lib/lane.js` and `lib/steal.js`).
+//!   in `lib/protocol/doorbell.js`, from `flush` in `lib/protocol/lane.js` and `lib/protocol/steal.js`).
 //! - `ARMED`: the host stores 1 when it has calls in flight and nothing left
 //!   to drain; the waiter thread clears it when it rings the host.
 //! - `STOP`: set once, when the pool shuts down.
@@ -13,7 +13,7 @@
 //! host armed crosses into Rust and makes the `FUTEX_WAKE` syscall; while the
 //! host is busy draining, publishing costs two atomics and nothing else.
 //!
-//! Host, going idle (`drain` in `lib/host-loop.js`, `arm` in `lib/doorbell.js`): it read `c0 = COUNTER`
+//! Host, going idle (`drain` in `lib/host/loop.js`, `arm` in `lib/protocol/doorbell.js`): it read `c0 = COUNTER`
 //! *before* scanning the workers' answers, so every publication counted up
 //! to `c0` has been seen. It stores `ARMED = 1`, then loads `COUNTER` again:
 //! if it moved past `c0`, something was published in between, so it disarms

@@ -4,8 +4,8 @@
 //!
 //! - `memory/`: the control region's layout, the formatting of its steal
 //!   section, the payload arena, the registry of held regions. The lane and
-//!   steal protocols that run in that region are JavaScript (`lib/lane.js`,
-//!   `lib/steal.js`), checked by the model checker in `__test__/model/`.
+//!   steal protocols that run in that region are JavaScript (`lib/protocol/lane.js`,
+//!   `lib/protocol/steal.js`), checked by the model checker in `__test__/model/`.
 //! - `doorbell.rs`: how workers wake an idle host.
 //! - `dispatcher.rs`: the waiter thread that schedules the host's drain.
 //! - `futex.rs`: waiting and waking in the scope the memory needs (private

@@ -4,7 +4,7 @@
 //!
 //! The lane and steal protocols themselves (both ends and the workers'
 //! loops) are checked in JavaScript, by a model checker that runs the
-//! shipped classes of `lib/lane.js` and `lib/steal.js`: `__test__/model/`,
+//! shipped classes of `lib/protocol/lane.js` and `lib/protocol/steal.js`: `__test__/model/`,
 //! driven by `__test__/protocol-model.test.mjs`. This model covers what
 //! those leave out: the host's arming and the waiter thread.
 //!
@@ -12,12 +12,12 @@
 //! - The waiter: the loop in `Doorbell::wait` (`src/doorbell.rs`), run by
 //!   the thread `Dispatcher` starts (`src/dispatcher.rs`). This is Rust and
 //!   ships.
-//! - The host: `drain` in `lib/host-loop.js`: `counted = COUNTER`, the scan of
+//! - The host: `drain` in `lib/host/loop.js`: `counted = COUNTER`, the scan of
 //!   every worker's answers, then poll again or arm (store `ARMED = 1`,
 //!   re-read COUNTER, and if it moved store `ARMED = 0` and drain again).
-//! - The workers: the doorbell half of `flush`, in `lib/lane.js`
+//! - The workers: the doorbell half of `flush`, in `lib/protocol/lane.js`
 //!   (`WorkerLane.flush`: RES store, COUNTER add, ARMED load, ring if it was
-//!   set) and in `lib/steal.js` (`Claimant.flush`: a DONE store per changed
+//!   set) and in `lib/protocol/steal.js` (`Claimant.flush`: a DONE store per changed
 //!   region lane, DONE_SEQ add, COUNTER add, ARMED load, ring if it was
 //!   set).
 //!
@@ -88,7 +88,7 @@
 //! In `Bell::host_step` the correct path was edited by hand so that the host
 //! re-reads COUNTER *before* storing ARMED = 1 (the order of the two lines
 //! `Atomics.store(this.i32, W_ARMED, 1)` / `Atomics.load(this.i32,
-//! W_COUNTER) !== counted` in `lib/host-loop.js` `drain` reversed):
+//! W_COUNTER) !== counted` in `lib/host/loop.js` `drain` reversed):
 //! `Decide -> Recheck`, `Recheck(unchanged) -> Arm`, `Arm -> Sleep`. Both
 //! `doorbell_one_worker` and `doorbell_two_workers` then failed at once
 //! with "terminal state: lost wakeup: host Sleep with seen 0 of 1 published

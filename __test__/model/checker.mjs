@@ -1,5 +1,5 @@
 // An exhaustive interleaving checker for the protocol classes that ship
-// (lib/steal.js, lib/lane.js): it runs their real methods, one shared-memory
+// (lib/protocol/steal.js, lib/protocol/lane.js): it runs their real methods, one shared-memory
 // access at a time, over every interleaving of the parties.
 //
 // # How a party is interleaved without threads

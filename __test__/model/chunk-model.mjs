@@ -1,4 +1,4 @@
-// The chunk protocol's model (lib/payload-chunks.js): one writer carving
+// The chunk protocol's model (lib/payload/chunks.js): one writer carving
 // small payloads out of chunks, two readers releasing them, run by the
 // checker (checker.mjs) over every interleaving of their shared accesses.
 // The allocator behind the chunks (Rust's arena, which has its own lock) is
@@ -24,7 +24,7 @@ import { createRequire } from "node:module";
 import { effect, localEffect, snapshot, restore, baseOf, step, ModelViolation } from "./checker.mjs";
 
 const require = createRequire(import.meta.url);
-const { Chunks, NOT_CARVED } = require("../../lib/payload-chunks.js");
+const { Chunks, NOT_CARVED } = require("../../lib/payload/chunks.js");
 
 const POSITIONS = [64, 128, 192]; // where the allocator may put a chunk (16-aligned)
 // A chunk holds two sub-blocks of 8 bytes (8-byte header each) after its own 8-byte header.

@@ -1,8 +1,8 @@
-// The host's polling rule, run as shipped: lib/host-loop.js's HostLoop
+// The host's polling rule, run as shipped: lib/host/loop.js's HostLoop
 // drives a simulated burst under simulated time. The host is one thread
 // (its event loop: drain passes, doorbell rings), the workers take calls
 // from one queue (as when they steal) and each answer publishes through the
-// doorbell's words as lib/doorbell.js does; the Rust waiter (src/doorbell.rs)
+// doorbell's words as lib/protocol/doorbell.js does; the Rust waiter (src/doorbell.rs)
 // is its swap of ARMED and a ring delivered after a wake latency.
 //
 // What it measures: the host's CPU time (its passes, scans and wakes) as a
@@ -14,8 +14,8 @@
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { HostLoop } = require("../../lib/host-loop.js");
-const native = require("../../lib/native.js");
+const { HostLoop } = require("../../lib/host/loop.js");
+const native = require("../../lib/native/index.js");
 
 const L = native.layout();
 

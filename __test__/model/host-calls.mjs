@@ -1,4 +1,4 @@
-// What both models' hosts do with the caller's calls, as pool.js does it:
+// What both models' hosts do with the caller's calls, as host/pool.js does it:
 // the caller makes a burst of calls; pump() puts queued calls into free
 // slots (the request written, the slot published into the burst), then the
 // microtask's flush. Ghost reads go through effects: a replayed step must

@@ -1,11 +1,11 @@
 // The lane protocol's model: the host's end (HostLane) and the worker
-// (WorkerLane, with its whole loop) from lib/lane.js, run by the checker
+// (WorkerLane, with its whole loop) from lib/protocol/lane.js, run by the checker
 // (checker.mjs) over every interleaving of their shared accesses. Lanes
 // share nothing but the doorbell, so one lane is modelled.
 //
 // # The parties
 // - Host. Moves: `burst` (the caller makes its next calls: each goes into a
-//   free slot of the lane, then one flush, as pool.js's place and its
+//   free slot of the lane, then one flush, as host/pool.js's place and its
 //   microtask do) and `drain` (takeFinished; each finished call settled;
 //   queued calls placed; flush), whenever RES moved.
 // - Worker: an event loop running WorkerLane's callbacks: `serve` (start,
@@ -16,7 +16,7 @@
 //   it. serve() is `while (this.turn());` and each turn is an op.
 //
 // - Leaving and joining (`elastic`: an elastic pool's lane, or recycling,
-//   lib/recycle.js): the host may `retire` the lane at any time (it places
+//   lib/server/recycle.js): the host may `retire` the lane at any time (it places
 //   no more calls on it; those it has queue), `end` its worker once the
 //   shipped rule (laneEmptied) says the lane is empty, taking back what the
 //   lane holds, and later a new worker `join`s the lane (a fresh WorkerLane
@@ -36,8 +36,8 @@ import { effect, localEffect, snapshot, restore, baseOf, step, ModelViolation } 
 import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
-const lane = require("../../lib/lane.js");
-const { laneEmptied } = require("../../lib/recycle.js");
+const lane = require("../../lib/protocol/lane.js");
+const { laneEmptied } = require("../../lib/server/recycle.js");
 const { L } = lane;
 
 const REAL_ATOMICS = globalThis.Atomics;
@@ -156,7 +156,7 @@ export class LaneModel {
     });
   }
 
-  /** The balancer's rule (host-lanes.js workersChanged): no call for a lane that is leaving or gone. */
+  /** The balancer's rule (host/topology/lanes.js workersChanged): no call for a lane that is leaving or gone. */
   placeable(g) {
     return g.lane === "active" || this.c.placesOnLeaving;
   }

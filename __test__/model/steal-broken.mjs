@@ -1,12 +1,12 @@
-// Deliberately broken variants of the steal protocol (lib/steal.js): each
+// Deliberately broken variants of the steal protocol (lib/protocol/steal.js): each
 // subclass changes one rule, and the model checker must catch it. Each
 // names the rule it breaks and what the checker reports.
 
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { HostSubmit, Claimant } = require("../../lib/steal.js");
-const { L, lowestBit } = require("../../lib/lane.js");
+const { HostSubmit, Claimant } = require("../../lib/protocol/steal.js");
+const { L, lowestBit } = require("../../lib/protocol/lane.js");
 
 /** Step 2 in the wrong order: OWNER = 0 before the PENDING bits (a stale bit). */
 class OwnerBeforePending extends HostSubmit {

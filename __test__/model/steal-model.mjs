@@ -1,5 +1,5 @@
 // The steal protocol's model: the host's end (HostSubmit) and W workers
-// (Claimant, with their whole scheduling loop) from lib/steal.js, run by the
+// (Claimant, with their whole scheduling loop) from lib/protocol/steal.js, run by the
 // checker (checker.mjs) over every interleaving of their shared accesses.
 //
 // # The parties
@@ -7,7 +7,7 @@
 //   call (freeSlot, write the request, publish), `flush`, `drain` (takeDone
 //   for every worker whose DONE_SEQ moved, settling each answer), and
 //   `takeBack` of a dead worker's calls. They run in any order, whenever
-//   enabled: pool.js runs them from microtasks, the doorbell and polling,
+//   enabled: host/pool.js runs them from microtasks, the doorbell and polling,
 //   and the doorbell has its own model (src/model.rs).
 // - Worker w: an event loop running Claimant's callbacks: `start` (a new
 //   Claimant, then serve), `serve` (after env.later), `woke` (after a sleep
@@ -21,9 +21,9 @@
 // - Death: a worker named in `mayDie` may stop at any point; the host then
 //   takes its calls back, and with `respawn` a new worker starts in its
 //   place.
-// - Leaving (worker recycling, lib/recycle.js): a worker named in `mayLeave`
-//   may, at the end of any call it ran (where serve.js looks at its recycle
-//   limits), leave by the shipped rule (lib/recycle-worker.js,
+// - Leaving (worker recycling, lib/server/recycle.js): a worker named in `mayLeave`
+//   may, at the end of any call it ran (where worker/serve.js looks at its recycle
+//   limits), leave by the shipped rule (lib/worker/recycle.js,
 //   leaveWhenEmpty; a broken variant passes another `leaveRule`). Its
 //   `exit()` returns (a worker thread asks the host to end it): the worker
 //   goes on running the callbacks it has queued until the host takes it
@@ -31,7 +31,7 @@
 //   claimant while calls are in flight.
 // - Joining: a worker named in `late` is not started at first; a host move
 //   starts it whenever (a claimant joining while calls are in flight).
-// - Idle leaving (an elastic pool shrinking, lib/elastic.js): the host may
+// - Idle leaving (an elastic pool shrinking, lib/server/elastic.js): the host may
 //   tell a worker named in `mayIdleLeave` to leave (a host move that queues
 //   a "leave" message), whatever the worker is doing; the worker reads it
 //   at any turn of its event loop (parked, between callbacks, with calls
@@ -59,9 +59,9 @@ import { effect, localEffect, choose, snapshot, restore, baseOf, step, STUCK, Mo
 import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
-const { L } = require("../../lib/lane.js");
-const steal = require("../../lib/steal.js");
-const { leaveWhenEmpty } = require("../../lib/recycle-worker.js");
+const { L } = require("../../lib/protocol/lane.js");
+const steal = require("../../lib/protocol/steal.js");
+const { leaveWhenEmpty } = require("../../lib/worker/recycle.js");
 
 // stuckOn of a worker that left (not a call index).
 const LEFT = -2;
@@ -230,7 +230,7 @@ export class StealModel {
 
   /**
    * The end of a call: a worker told to leave leaves once it holds no call;
-   * one in `mayLeave` may try to (serve.js's callEnded).
+   * one in `mayLeave` may try to (worker/serve.js's callEnded).
    */
   mayLeave(w) {
     // Logged: a step after the leave replays this op with `died` already set.
@@ -260,7 +260,7 @@ export class StealModel {
     );
   }
 
-  /** The host's "leave" message read by the worker between callbacks (serve.js's leave()). */
+  /** The host's "leave" message read by the worker between callbacks (worker/serve.js's leave()). */
   idleLeave(w) {
     localEffect(() => {
       this.ghost.due[w] = true;
@@ -495,7 +495,7 @@ export class StealModel {
           }
         });
       },
-      // An idle worker is told to leave (elastic.js): a message it reads between callbacks.
+      // An idle worker is told to leave (server/elastic.js): a message it reads between callbacks.
       tell: (w) => {
         effect(`host tells worker ${w} to leave`, () => {
           g.told[w] = true;

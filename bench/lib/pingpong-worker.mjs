@@ -3,7 +3,7 @@
 import { workerData } from "node:worker_threads";
 import { createRequire } from "node:module";
 
-const native = createRequire(import.meta.url)("../../lib/native.js");
+const native = createRequire(import.meta.url)("../../lib/native/index.js");
 const i32 = new Int32Array(workerData.sab);
 const { mode } = workerData;
 const STOP = -1;

@@ -88,7 +88,7 @@ function decode(source, offset, length, shared) {
     const buf = source.buffer;
     if (buf !== dBufKey || dDvEnd < source.byteOffset + source.length) {
       dBufKey = buf;
-      // Fixed-length, also over a growable buffer: see lib/payload.js, the region's view.
+      // Fixed-length, also over a growable buffer: see lib/payload/region.js, the region's view.
       dDvEnd = buf.byteLength;
       dDv = new DataView(buf, 0, dDvEnd);
       dNb = null;

@@ -242,7 +242,7 @@ class Encoder {
 
   /**
    * A fixed-length DataView over the whole current buffer, also over a growable one (see
-   * lib/payload.js, the region's view); its length is kept as a number, because reading a
+   * lib/payload/region.js, the region's view); its length is kept as a number, because reading a
    * DataView's byteLength throws once its buffer is detached.
    */
   _newDataView() {

@@ -39,13 +39,13 @@
 //   0x12 shared       u8 kind, u32 origin, u32 seq, u32 byteOffset, u32 byteLength
 //                     a SharedArrayBuffer (kind 14) or a view over one (kinds 0-12), by
 //                     reference: (origin, seq) names the buffer, which travels beside the
-//                     payload (the Encoder's `shared` hook; shared-refs.js); a view keeps
+//                     payload (the Encoder's `shared` hook; payload/shared-refs.js); a view keeps
 //                     pointing at the same memory (without a hook, a view over one is copied
 //                     as 0x0f and a SharedArrayBuffer itself is refused)
 //   0x13 transfer     u8 kind, u32 origin, u32 seq, u32 byteLength
 //                     a transfer() marker's buffer (kinds 0-13), moved, not copied: (origin, seq)
 //                     names the ArrayBuffer that travels beside the payload with a transfer list
-//                     (the `shared` hook's transfer/claim; codec/transfer.js, shared-refs.js); only
+//                     (the `shared` hook's transfer/claim; codec/transfer.js, payload/shared-refs.js); only
 //                     ever a whole payload
 //   0x14 object-def   same as 0x0c, and its key sequence becomes a shape of this payload, named
 //                     by the offset of this tag byte from the payload's start
@@ -220,7 +220,7 @@ class Unsendable {
 const OWN_ERRORS = new WeakSet(); // errors this module created, passed through unchanged
 // What an error says without where (`detail`) and where in the value (`path`, from its root: "" is
 // the value itself, ".a[1]" inside it; null when unknown), for the pool to say which task's
-// argument or result it was (errors.js, placeValueError).
+// argument or result it was (api/errors.js, placeValueError).
 const PLACES = new WeakMap();
 
 function codecError(Ctor, code, message, cause, detail = null, path = null) {

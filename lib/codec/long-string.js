@@ -17,7 +17,7 @@ const EXTERNAL_MIN = 8 * 1024;
 
 let native = null;
 try {
-  const addon = require("../native.js");
+  const addon = require("../native/index.js");
   if (require("../runtimes/index.js").host.externalStrings && addon.externalStrings()) native = addon;
 } catch {
   native = null;

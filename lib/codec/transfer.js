@@ -7,7 +7,7 @@
 //
 // - by reference (0x13 record, format.js): the marker's buffer goes over the MessagePort of the
 //   one thread that will decode the value, with a transfer list (no copy); the record names it
-//   (origin, seq) and shared-refs.js finds it there;
+//   (origin, seq) and payload/shared-refs.js finds it there;
 // - by copy (0x0f record), when no single receiving thread is known when the value is encoded
 //   (work stealing), across processes, or below TRANSFER_MIN_BYTES.
 //

@@ -13,7 +13,7 @@
 //!                               abort; the worker's `signal.hasAborted()`
 //!                               reads it), ABORT_SLOTS of them
 //! after those   steal section   only in work-stealing pools, which have no
-//!                               private lanes (see `lib/steal.js` and below)
+//!                               private lanes (see `lib/protocol/steal.js` and below)
 //!
 //! lane:
 //!   +0    host line     REQ (request bits, written only by the host)
@@ -27,9 +27,9 @@
 //!           +20 word STARTED      request: 0; the worker sets 1 when it starts
 //!                                 the call, 2 once its task awaits a promise,
 //!                                 3 once it ended (read by the host's hard
-//!                                 timeout: `lib/slot.js`)
+//!                                 timeout: `lib/protocol/slot.js`)
 //!           +24 word OWNER        steal section only: who holds the slot
-//!                                 (`lib/steal.js`); unused in private lanes
+//!                                 (`lib/protocol/steal.js`); unused in private lanes
 //!           +28 word RUN_MICROS  response: the task's run time in µs, written
 //!                                 by the worker for `stats: true` (untrusted:
 //!                                 the host clamps it)
@@ -91,7 +91,7 @@ pub mod word {
     pub const INLINE_BYTES: usize = 5;
     pub const LANE_STRIDE: usize = 6;
     pub const ABORT_SLOTS: usize = 7;
-    /// Payload room (`lib/payload.js`): workers whose answers wait for room
+    /// Payload room (`lib/payload/region.js`): workers whose answers wait for room
     /// in the payload region park on ROOM_SEQ, counted in ROOM_WAITERS;
     /// whoever frees a block (or the host, publishing calls) bumps ROOM_SEQ
     /// and wakes them while ROOM_WAITERS is not 0. Written only while the
@@ -100,7 +100,7 @@ pub mod word {
     pub const ROOM_WAITERS: usize = 9;
     /// The CPU the host polls for answers on, + 1, while it polls (0: it
     /// does not, or the CPU is unknown). The host writes it when it changes
-    /// (lib/host-loop.js); a worker about to spin moves off that CPU
+    /// (lib/host/loop.js); a worker about to spin moves off that CPU
     /// (src/placement.rs). A hint, never trusted.
     pub const HOST_CPU: usize = 10;
     /// Doorbell line.

@@ -2,7 +2,7 @@
 //! every worker claims calls from (pools of 2..=31 workers by default).
 //!
 //! The protocol runs in JavaScript, both ends and the workers' loops:
-//! `lib/steal.js`, whose header is its write-up (words, one call, why a call
+//! `lib/protocol/steal.js`, whose header is its write-up (words, one call, why a call
 //! is never lost, duplicated or misdelivered, waiting and waking). The model
 //! checker in `__test__/model/` runs those classes. Offsets and limits are
 //! `layout.rs`'s (`StealGeometry`); what Rust does here is format a new

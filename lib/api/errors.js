@@ -1,0 +1,168 @@
+"use strict";
+// Errors the pool itself raises (the codec's own errors live in codec/index.js).
+
+const { CODEC_ERRORS, codecError, placeOf } = require("../codec/index.js");
+
+/** A call that cannot settle because the pool is shut down. */
+function shutdownError() {
+  const err = new Error("knitting-native: the pool was shut down; the call did not run to completion");
+  err.code = "KNT_POOL_SHUTDOWN";
+  return err;
+}
+
+/**
+ * The worker that held a call exited before answering it. A worker process
+ * also gives its `pid` and, when a signal ended it, the `signal`
+ * (`exitCode` is then null).
+ */
+class WorkerExitError extends Error {
+  constructor(lane, threadId, exitCode, cause, proc) {
+    const who = proc === undefined ? `threadId ${threadId}` : `pid ${proc.pid}`;
+    const how = proc !== undefined && proc.signal ? `signal ${proc.signal}` : `code ${exitCode}`;
+    super(
+      `knitting-native: worker ${lane} (${who}) exited with ${how} before answering this call`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.name = "WorkerExitError";
+    this.code = "KNT_WORKER_EXIT";
+    this.lane = lane;
+    this.threadId = threadId;
+    this.exitCode = exitCode;
+    if (proc !== undefined) {
+      this.pid = proc.pid;
+      this.signal = proc.signal || null;
+    }
+  }
+}
+
+/** A task's `timeout: number` (or `{ time }` alone) passed. */
+function timeoutError(name, time) {
+  const err = new Error(`Task timeout: "${name}" did not finish within ${time} ms`);
+  err.code = "KNT_TASK_TIMEOUT";
+  return err;
+}
+
+/** worker.hardTimeoutMs passed: the worker running the call was replaced. */
+function hardTimeoutError(name, ms, lane) {
+  const err = new Error(
+    `knitting-native: task "${name}" ran longer than worker.hardTimeoutMs (${ms} ms); worker ` +
+      `${lane} was terminated and replaced`,
+  );
+  err.code = "KNT_HARD_TIMEOUT";
+  return err;
+}
+
+/**
+ * A call its caller gave up on (timeout, AbortSignal, `.reject()`) still
+ * held its worker's thread worker.abandonGraceMs later: the worker was
+ * replaced. The cause of the WorkerExitError of the calls that worker had started.
+ */
+function abandonedCallError(name, ms, lane) {
+  const err = new Error(
+    `knitting-native: task "${name}" was given up by its caller but still held worker ${lane}'s thread ` +
+      `${ms} ms later (worker.abandonGraceMs); the worker was terminated and replaced`,
+  );
+  err.code = "KNT_ABANDONED_CALL";
+  return err;
+}
+
+/** The caller's AbortSignal fired. */
+function abortError(reason) {
+  return new DOMException("knitting-native: the call was aborted", { name: "AbortError", cause: reason });
+}
+
+/** More abort-aware calls in flight than abortSignalCapacity. */
+function signalsExhaustedError(capacity, name) {
+  const err = new RangeError(
+    `knitting-native: cannot start "${name}": all ${capacity} abort signals (abortSignalCapacity) ` +
+      `are held by abort-aware calls in flight; raise abortSignalCapacity or wait for calls to settle`,
+  );
+  err.code = "KNT_ABORT_SIGNALS_EXHAUSTED";
+  return err;
+}
+
+/** An argument that cannot even be inspected (a revoked Proxy, say). */
+function unreadableError(cause) {
+  const detail = `it cannot be read, so it cannot be sent: ${cause && cause.message}`;
+  return codecError(TypeError, CODEC_ERRORS.SERIALIZE, `knitting-native: the argument ${detail}`, cause, detail, "");
+}
+
+const VALUE_CODES = new Set(Object.values(CODEC_ERRORS));
+// Where in a call's value a path starts, by the side that could not be sent.
+const ROOTS = { argument: "arg", result: "result", error: "error" };
+
+/**
+ * A value of task `name`'s call could not be sent (`side`: "argument",
+ * "result", or "error" for what it threw): the error names the task and the
+ * place in the value (`arg[0].x`), as `task`, `side`, `path` and in its
+ * message. Other errors, and errors already placed, pass unchanged.
+ */
+function placeValueError(err, name, side) {
+  if (err === null || typeof err !== "object" || !VALUE_CODES.has(err.code) || err.task !== undefined) return err;
+  const place = placeOf(err);
+  const old = String(err.message);
+  const detail = place !== null ? place.detail : old.replace(/^knitting-native: /, "");
+  const root = ROOTS[side];
+  const path = place !== null && place.path !== null ? root + place.path : null;
+  err.task = name;
+  err.side = side;
+  if (path !== null) err.path = path;
+  err.message = `knitting-native: task "${name}", ${path === null ? root : path}: ${detail}`;
+  // The stack was taken with the old message: its first line says what the error says now.
+  const head = `${err.name}: ${old}`;
+  if (typeof err.stack === "string" && err.stack.startsWith(head))
+    err.stack = `${err.name}: ${err.message}${err.stack.slice(head.length)}`;
+  return err;
+}
+
+/**
+ * A word read from the pool's shared memory made no sense (task code can
+ * write that memory): this call fails, the host does not.
+ */
+function regionCorruptError(what, cause) {
+  const err = new Error(
+    `knitting-native: ${what}; the pool's shared memory is corrupt (task code may have written into it)`,
+    cause === undefined ? undefined : { cause },
+  );
+  err.code = "KNT_REGION_CORRUPT";
+  return err;
+}
+
+/**
+ * A pool whose workers keep dying while they start (host/startup.js): what
+ * `pool.ready` and every call reject with. `cause`: the first such death's error.
+ */
+function workerStartFailedError(lane, deaths, cause) {
+  const what = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+  const err = new Error(
+    `knitting-native: the pool's workers cannot start: worker ${lane} died ${deaths} times in a row while ` +
+      `starting (or soon after, running no call); the first such error: ${what}. Workers import the task ` +
+      "module, so its top level runs in every worker: side effects such as a server's listen() belong behind " +
+      "`if (isMain)`",
+    { cause },
+  );
+  err.code = "KNT_WORKER_START_FAILED";
+  return err;
+}
+
+/** An error of class `Ctor` (Error, TypeError, RangeError) with `code`: every error the package raises has one. */
+function codedError(Ctor, code, message, options) {
+  const err = new Ctor(message, options);
+  err.code = code;
+  return err;
+}
+
+module.exports = {
+  codedError,
+  regionCorruptError,
+  shutdownError,
+  workerStartFailedError,
+  WorkerExitError,
+  timeoutError,
+  hardTimeoutError,
+  abandonedCallError,
+  abortError,
+  signalsExhaustedError,
+  unreadableError,
+  placeValueError,
+};

@@ -1,0 +1,430 @@
+"use strict";
+// A call's life on the host, whatever the topology: submitted (checked,
+// given an abort word, a timeout, an AbortSignal listener), queued or
+// placed (host/slots.js), and settled exactly once (finish). Methods of Pool
+// (host/pool.js), which holds the state they share.
+
+const hard = require("./hard-timeout.js");
+const { queueFullError } = require("../server/queue-limit.js");
+const { isPowerOfTwo } = require("./loop.js");
+const Slot = require("../protocol/slot.js");
+const {
+  timeoutError,
+  hardTimeoutError,
+  abandonedCallError,
+  abortError,
+  signalsExhaustedError,
+  unreadableError,
+  placeValueError,
+  shutdownError,
+} = require("../api/errors.js");
+
+// A pool's states (host/pool.js moves it from one to the next; calls are taken only while OPEN).
+const OPEN = 0;
+const DRAINING = 1; // shutdown() waits for submitted calls; new calls reject
+const CLOSED = 2;
+
+class Call {
+  constructor(task, arg, id) {
+    this.task = task;
+    this.arg = arg;
+    this.id = id;
+    this.resolve = null;
+    this.reject = null;
+    this.done = false; // settled: a late response is dropped
+    this.lane = null; // the lane holding it, once placed
+    this.slot = -1;
+    this.signal = -1; // abort word index, for abort-aware tasks
+    this.extra = null; // timers and listeners, only for calls that use them
+    this.shared = null; // seqs of the SharedArrayBuffers its argument names (payload/shared-refs.js)
+    this.submittedAt = 0; // performance.now() at submission, with `stats: true` (server/stats.js)
+  }
+}
+
+/** What only some calls need; kept off Call so the common call stays small. */
+class CallExtra {
+  constructor() {
+    this.timer = null; // task timeout
+    this.hardTimer = null; // worker.hardTimeoutMs
+    this.abandonTimer = null; // worker.abandonGraceMs, once its caller gave it up
+    this.abortSignal = null; // a caller's AbortSignal
+    this.onAbort = null;
+    this.encoded = null; // its argument's bytes, while it waits for room in the payload region
+  }
+}
+
+function extraOf(call) {
+  if (call.extra === null) call.extra = new CallExtra();
+  return call.extra;
+}
+
+const callMethods = {
+  /**
+   * Settles a call once; later attempts (a late response, a late timer) do
+   * nothing. `late`: a rejection by shutdown, whose promise rejects only once
+   * shutdown() has resolved (the bookkeeping is done now).
+   */
+  finish(call, ok, value, late = false) {
+    if (call.done) return;
+    call.done = true;
+    const extra = call.extra;
+    if (extra !== null) {
+      if (extra.timer !== null) clearTimeout(extra.timer);
+      if (extra.hardTimer !== null) clearTimeout(extra.hardTimer);
+      if (extra.onAbort !== null) extra.abortSignal.removeEventListener("abort", extra.onAbort);
+    }
+    if (call.lane === null) this.releaseSignal(call); // never placed: no worker reads it
+    if (--this.pending === 0) this.liveness.setCalls(false);
+    this.stats.settled(ok);
+    if (call.shared !== null) this.sharedRefs.release(call.shared);
+    if (ok) call.resolve(value);
+    else if (late) this.shutdownGate.then(() => call.reject(value));
+    else call.reject(value);
+    if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
+  },
+
+  releaseSignal(call) {
+    if (call.signal >= 0) {
+      this.freeSignals.push(call.signal);
+      call.signal = -1;
+    }
+  },
+
+  /** The `signal` an abort-aware task gets when it runs on the inline lane. */
+  abortToolkit(call) {
+    const word = this.abortBase + call.signal;
+    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now() };
+  },
+
+  /** Marks an abort-aware call's shared abort word (its `signal.hasAborted()`). */
+  raiseAbort(call) {
+    if (call.signal >= 0) Atomics.store(this.i32, this.abortBase + call.signal, 1);
+  },
+
+  /** A call that settles before it is placed (rejected at once, or waiting for its argument). */
+  early(task, promise) {
+    // An abort-aware call's promise always carries reject(); settled, it does nothing.
+    if (this.table[task].abortAware && promise.reject === undefined) promise.reject = () => {};
+    return promise;
+  },
+
+  /** `timeLeft`: what remains of the task timeout (a call whose argument was a promise). */
+  submit(task, arg, callOptions, timeLeft) {
+    if (this.state !== OPEN) {
+      // Made after shutdown(): rejects once shutdown has resolved, like the calls it rejects.
+      const err = shutdownError();
+      return this.early(
+        task,
+        this.shutdownGate.then(() => Promise.reject(err)),
+      );
+    }
+    if (this.failure !== null) return this.early(task, Promise.reject(this.failure));
+    let abortSignal = null;
+    if (callOptions !== undefined) {
+      try {
+        abortSignal = checkCallOptions(callOptions, this.table[task].name);
+      } catch (err) {
+        return this.early(task, Promise.reject(err));
+      }
+      if (abortSignal !== null && abortSignal.aborted)
+        return this.early(task, Promise.reject(abortError(abortSignal.reason)));
+    }
+    let isPromise;
+    try {
+      isPromise = arg instanceof Promise;
+    } catch (err) {
+      // A revoked Proxy, or a getPrototypeOf trap that throws.
+      return this.early(task, Promise.reject(placeValueError(unreadableError(err), this.table[task].name, "argument")));
+    }
+    if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal);
+    const entry = this.table[task];
+    const call = new Call(task, arg, this.nextCallId++ | 0);
+    const promise = new Promise((resolve, reject) => {
+      call.resolve = resolve;
+      call.reject = reject;
+    });
+    if (this.pending++ === 0) this.liveness.setCalls(true);
+    this.stats.submitted1(call);
+    if (entry.abortAware) {
+      if (this.freeSignals.length === 0) {
+        this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
+        return this.early(task, promise);
+      }
+      call.signal = this.freeSignals.pop();
+      Atomics.store(this.i32, this.abortBase + call.signal, 0);
+      // knitting's way: the promise of an abort-aware call can abort it.
+      promise.reject = (reason) => {
+        this.raiseAbort(call);
+        const wasDone = call.done;
+        this.finish(call, false, reason);
+        if (!wasDone) this.gaveUp(call);
+      };
+    }
+    if (entry.timeout !== null) {
+      const time = timeLeft === undefined ? entry.timeout.time : timeLeft;
+      extraOf(call).timer = setTimeout(() => this.onTimeout(call, entry), time);
+    }
+    if (abortSignal !== null) {
+      const extra = extraOf(call);
+      extra.abortSignal = abortSignal;
+      extra.onAbort = () => {
+        if (this.debug) this.debug("signals", `call ${call.id} of "${entry.name}" aborted by its AbortSignal`);
+        this.raiseAbort(call);
+        this.finish(call, false, abortError(abortSignal.reason));
+        this.gaveUp(call);
+      };
+      abortSignal.addEventListener("abort", extra.onAbort, { once: true });
+    }
+    const placesAtOnce = this.topology.placesAtOnce;
+    if (this.queueHead === this.queue.length && placesAtOnce) {
+      if (!this.place(call)) this.enqueue(call);
+    } else {
+      // serial-channel: one dispatch pass per burst places the queue (flush).
+      this.enqueue(call);
+      if (!placesAtOnce) this.scheduleFlush();
+    }
+    if (this.debug) this.traceQueue();
+    this.loop.kick();
+    return promise;
+  },
+
+  /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (server/queue-limit.js). */
+  enqueue(call) {
+    const limit = this.queueLimit;
+    if (
+      limit !== null &&
+      !limit.admit(this.queue.length - this.queueHead, this.topology.placesAtOnce ? null : this.makeRoomBound)
+    ) {
+      this.stats.refused();
+      this.finish(call, false, queueFullError(limit.max, this.table[call.task].name));
+      return;
+    }
+    this.queue.push(call);
+    if (this.elastic !== null) this.scheduleFlush(); // the flush starts workers for waiting calls (server/elastic.js)
+  },
+
+  /**
+   * A call whose argument is a promise: submitted once it resolves. Until
+   * then its AbortSignal and its task timeout (counted from this call) still
+   * settle it, as soon as they fire; the argument's value is then dropped.
+   */
+  submitAfter(task, argPromise, callOptions, abortSignal) {
+    const entry = this.table[task];
+    const madeAt = performance.now();
+    let inner = null;
+    let settleOuter;
+    let gaveUp = false; // settled before its argument did (aborted, timed out, shut down)
+    let timer = null;
+    let onAbort = null;
+    const stopWatching = () => {
+      if (timer !== null) clearTimeout(timer);
+      if (onAbort !== null) abortSignal.removeEventListener("abort", onAbort);
+      timer = null;
+      onAbort = null;
+    };
+    // `late`: a rejection by shutdown, settled once shutdown has resolved (see finish).
+    const giveUp = (ok, value, late = false) => {
+      if (gaveUp || inner !== null) return;
+      gaveUp = true;
+      this.awaitingArg.delete(abandon);
+      stopWatching();
+      if (late) this.shutdownGate.then(() => settleOuter(ok, value));
+      else settleOuter(ok, value);
+    };
+    // Until the argument settles the call is in no queue and no slot, so
+    // shutdown reaches it through `awaitingArg` (an argument that never
+    // settles must not leave the call pending forever).
+    const abandon = (reason, late = false) => giveUp(false, reason, late);
+    const outer = new Promise((resolve, reject) => {
+      settleOuter = (ok, value) => (ok ? resolve(value) : reject(value));
+      argPromise.then(
+        (value) => {
+          if (gaveUp) return;
+          this.awaitingArg.delete(abandon);
+          stopWatching();
+          if (abortSignal !== null && abortSignal.aborted) {
+            reject(abortError(abortSignal.reason));
+            return;
+          }
+          // The timeout counts from the call, not from its argument's arrival.
+          const left =
+            entry.timeout === null ? undefined : Math.max(1, entry.timeout.time - (performance.now() - madeAt));
+          inner = this.submit(task, value, callOptions, left);
+          inner.then(resolve, reject);
+        },
+        (err) => {
+          if (gaveUp) return;
+          this.awaitingArg.delete(abandon);
+          stopWatching();
+          reject(err);
+        },
+      );
+    });
+    this.awaitingArg.add(abandon);
+    if (abortSignal !== null) {
+      onAbort = () => {
+        if (this.debug) this.debug("signals", `a call of "${entry.name}" aborted while its argument was pending`);
+        giveUp(false, abortError(abortSignal.reason));
+      };
+      abortSignal.addEventListener("abort", onAbort, { once: true });
+    }
+    if (entry.timeout !== null) {
+      timer = setTimeout(() => {
+        timer = null;
+        if (this.debug) this.debug("signals", `a call of "${entry.name}" timed out while its argument was pending`);
+        const { kind, value } = entry.timeout;
+        if (kind === "default") giveUp(true, value);
+        else if (kind === "error") giveUp(false, value);
+        else giveUp(false, timeoutError(entry.name, entry.timeout.time));
+      }, entry.timeout.time);
+    }
+    if (entry.abortAware) {
+      outer.reject = (reason) => {
+        if (inner !== null) inner.reject(reason);
+        else abandon(reason);
+        settleOuter(false, reason);
+      };
+    }
+    return outer;
+  },
+
+  /** Calls still waiting for their argument reject with `err` (`late`: see finish). */
+  abandonAwaitingArg(err, late = false) {
+    for (const abandon of [...this.awaitingArg]) abandon(err, late);
+  },
+
+  /** host traces: each new power-of-two peak of calls waiting for a slot. */
+  traceQueue() {
+    const queued = this.queue.length - this.queueHead;
+    if (queued >= 64 && queued > this.queuePeak && isPowerOfTwo(queued)) {
+      this.queuePeak = queued;
+      this.debug("host", `${queued} calls queued behind ${this.inFlight} in slots (every slot busy)`);
+    }
+  },
+
+  onTimeout(call, entry) {
+    call.extra.timer = null;
+    if (call.done) return;
+    if (this.debug)
+      this.debug(
+        "signals",
+        `task "${entry.name}" call ${call.id} timed out after ${entry.timeout.time} ms (${entry.timeout.kind})`,
+      );
+    this.raiseAbort(call);
+    const { kind, value } = entry.timeout;
+    if (kind === "default") this.finish(call, true, value);
+    else if (kind === "error") this.finish(call, false, value);
+    else this.finish(call, false, timeoutError(entry.name, entry.timeout.time));
+    this.gaveUp(call);
+  },
+
+  /**
+   * Its caller gave `call` up (timeout, AbortSignal, `.reject()`) while a
+   * worker holds it: if after worker.abandonGraceMs the call still holds
+   * that worker's thread, the worker is replaced (onAbandonGrace). Unref'd:
+   * a given-up call keeps no process alive.
+   */
+  gaveUp(call) {
+    if (this.abandonGraceMs === false || call.lane === null || call.lane.inline) return;
+    const extra = extraOf(call);
+    if (extra.abandonTimer !== null) return;
+    extra.abandonTimer = setTimeout(() => this.onAbandonGrace(call), this.abandonGraceMs);
+    extra.abandonTimer.unref();
+  },
+
+  /**
+   * worker.abandonGraceMs after a call was given up. Still RUNNING (a
+   * synchronous task holding the thread): its worker is terminated and
+   * replaced, as for worker.hardTimeoutMs, so calls behind it do not wait
+   * forever. Not started yet: another period, since it holds the thread
+   * once it starts. AWAITING (an async task, the thread free; the word stays
+   * so however its continuations run), answered, gone from its slot, or its
+   * worker already being replaced: nothing to do.
+   */
+  onAbandonGrace(call) {
+    call.extra.abandonTimer = null;
+    const slots = call.lane;
+    if (this.state === CLOSED || slots === null || slots.calls[call.slot] !== call) return;
+    const lane = this.topology.workerOf(call);
+    const state = Slot.startedOf(this.i32, slots.slotWord(call.slot));
+    if (state === Slot.STARTED.AWAITING || state === Slot.STARTED.ANSWERED) return;
+    if (lane >= 0 && this.killedFor[lane] !== null) return;
+    if (state !== Slot.STARTED.RUNNING || lane < 0 || this.workers[lane] === null) {
+      this.gaveUp(call);
+      return;
+    }
+    const err = abandonedCallError(this.table[call.task].name, this.abandonGraceMs, lane);
+    if (this.debug)
+      this.debug(
+        "host",
+        `worker ${lane} still runs given-up call ${call.id} after worker.abandonGraceMs: replacing it`,
+      );
+    this.replaceWorker(lane, err);
+  },
+
+  /**
+   * worker.hardTimeoutMs passed since the call was handed to a worker:
+   * replace that worker if this call, or a settled call, holds its thread
+   * (host/hard-timeout.js says which); otherwise the call gets another period.
+   */
+  onHardTimeout(call) {
+    call.extra.hardTimer = null;
+    if (call.done || call.lane === null) return;
+    const { verdict, lane, holder } = hard.judge(this, call);
+    if (verdict === hard.WAIT || this.killedFor[lane] !== null) {
+      // Being replaced already: the exit settles it, or places it again.
+      if (this.killedFor[lane] === null || lane < 0)
+        call.extra.hardTimer = setTimeout(() => this.onHardTimeout(call), this.hardTimeoutMs);
+      return;
+    }
+    const err = hardTimeoutError(this.table[holder.task].name, this.hardTimeoutMs, lane);
+    if (this.debug) this.debug("host", `worker ${lane} passed worker.hardTimeoutMs on call ${holder.id}: replacing it`);
+    if (this.workers[lane] !== null) this.replaceWorker(lane, err);
+    if (verdict === hard.BLAME_CALL) this.finish(call, false, err);
+  },
+
+  /**
+   * Ends worker `lane` for `err` (a hard timeout, a given-up call holding its
+   * thread); the exit handler (host/pool.js) starts its replacement. From here on
+   * no new call goes to it (liveChoices), and a call it claimed and never
+   * started is placed again at its exit.
+   */
+  replaceWorker(lane, err) {
+    this.killedFor[lane] = err;
+    this.topology.workersChanged();
+    this.workers[lane].terminate();
+  },
+};
+
+/** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
+function checkCallOptions(callOptions, name) {
+  try {
+    return readCallOptions(callOptions, name);
+  } catch (err) {
+    err.code = "KNT_INVALID_OPTION";
+    throw err;
+  }
+}
+
+function readCallOptions(callOptions, name) {
+  if (callOptions === null || typeof callOptions !== "object") {
+    throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
+  }
+  for (const key of Object.keys(callOptions)) {
+    if (key !== "signal")
+      throw new TypeError(`knitting-native: pool.call.${name}(arg, options): unknown option ${key}; allowed: signal`);
+  }
+  const { signal } = callOptions;
+  if (signal === undefined) return null;
+  if (
+    signal === null ||
+    typeof signal !== "object" ||
+    typeof signal.aborted !== "boolean" ||
+    typeof signal.addEventListener !== "function"
+  ) {
+    throw new TypeError(`knitting-native: pool.call.${name}(arg, { signal }): signal must be an AbortSignal`);
+  }
+  return signal;
+}
+
+module.exports = { Call, extraOf, callMethods, OPEN, DRAINING, CLOSED };
