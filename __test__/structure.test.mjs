@@ -76,5 +76,9 @@ test("only lib/protocol/slot.js names a slot's header words", () => {
       });
   }
   assert.ok(checked > 1000, `lines checked: ${checked}`);
-  assert.match(source("protocol/slot.js"), /L\.slotWordStarted/, "protocol/slot.js takes the words from Rust's layout()");
+  assert.match(
+    source("protocol/slot.js"),
+    /L\.slotWordStarted/,
+    "protocol/slot.js takes the words from Rust's layout()",
+  );
 });

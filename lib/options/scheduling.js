@@ -3,16 +3,7 @@
 // the inliner, and whether and how the pool steals (the topology).
 
 const native = require("../native/index.js");
-const {
-  optionError,
-  describe,
-  checkKeys,
-  checkObject,
-  integerIn,
-  oneOf,
-  boolean,
-  quoteList,
-} = require("./checks.js");
+const { optionError, describe, checkKeys, checkObject, integerIn, oneOf, boolean, quoteList } = require("./checks.js");
 
 const L = native.layout();
 
