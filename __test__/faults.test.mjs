@@ -602,7 +602,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
   });
 });
 
-// BUG (lib/worker/thread-main.js loadTasks + lib/api/task.js): tasks are found in the worker
+// BUG (lib/worker/thread-main.js loadTasks + lib/tasks/task.js): tasks are found in the worker
 // by id = stableTaskID(href, position) only. A task() call that runs in the
 // worker but not in the host (or the reverse) shifts the positions of the
 // tasks after it, and the worker then runs a *different* task under the
@@ -611,7 +611,7 @@ test("a task declared only when isMain is true: calls reject saying it was not f
 // module's top level, unconditionally") shows the case is meant to be
 // detected, but only a missing id is. Fix: send a fingerprint of `f` with
 // each table entry (Function.prototype.toString(f), as bare exports already
-// do in api/task-table.js) and compare it in loadTasks, failing the pool with
+// do in tasks/task-table.js) and compare it in loadTasks, failing the pool with
 // the same "not found" error on a mismatch.
 test("a task whose position differs between host and workers is never silently replaced by another task", async () => {
   const { shifted } = await import("./fixtures/fault-import-shifted.mjs");

@@ -1,6 +1,6 @@
 "use strict";
 // The package's public surface. A task's `createPool` shorthand is attached
-// here, where both api/task.js and host/pool.js are known (neither requires the other's
+// here, where both tasks/task.js and host/pool.js are known (neither requires the other's
 // entry point: no import cycle).
 
 // host/pool.js (the host: lanes, the dispatcher, runtimes) loads on the first
@@ -13,23 +13,22 @@ const loadPool = () => {
   pool ??= require("./api/create-pool.js");
   return pool;
 };
-const { isPoolWorker, belowPoolWorker } = require("./api/worker-context.js");
+const { isPoolWorker, belowPoolWorker } = require("./tasks/worker-context.js");
 const inert = require("./api/inert-pool.js");
 /** Creates a pool: see api/create-pool.js; inside a pool worker, an inert one (api/inert-pool.js). */
 const createPool = (...args) => (belowPoolWorker() ? inert.createInertPool() : loadPool().createPool(...args));
 const createSingleTaskPool = (...args) =>
   belowPoolWorker() ? inert.inertSingleTaskPool() : loadPool().createSingleTaskPool(...args);
-const tasks = require("./api/task.js");
-const { WorkerExitError } = require("./api/errors.js");
-const { CODEC_ERRORS } = require("./codec/index.js");
-const { transfer } = require("./codec/transfer.js");
+const tasks = require("./tasks/task.js");
+const { WorkerExitError } = require("./errors.js");
+const { CODEC_ERRORS, transfer } = require("./codec/index.js");
 
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !isPoolWorker();
 
-/** Declares a task: see api/task.js. */
+/** Declares a task: see tasks/task.js. */
 const task = (definition) => tasks.task(definition, createSingleTaskPool);
-/** Declares a task the worker imports from another module: see api/task.js. */
+/** Declares a task the worker imports from another module: see tasks/task.js. */
 const importTask = (definition) => tasks.importTask(definition, createSingleTaskPool);
 
 module.exports = {

@@ -1,5 +1,5 @@
 // Measures what worker.abandonGraceMs (DEFAULT_ABANDON_GRACE_MS in
-// lib/host/abandon-grace.js) must allow for: how long a synchronous call that is about
+// lib/options/abandon-grace.js) must allow for: how long a synchronous call that is about
 // to finish keeps holding its worker's thread after its task timeout gave it
 // up. A one-worker pool (abandonGraceMs false, so nothing is replaced) runs a
 // call of `k` times its timeout's worth of CPU; once the timeout rejects it,

@@ -7,10 +7,10 @@
 const { Pool } = require("../host/pool.js");
 const { L } = require("../protocol/lane.js");
 const { resolveOptions } = require("../options/index.js");
-const { buildTaskTable } = require("./task-table.js");
-const { callerHref, noModuleFile } = require("./caller.js");
-const { codedError } = require("./errors.js");
-const { WORKER_MARK } = require("./worker-context.js");
+const { buildTaskTable } = require("../tasks/task-table.js");
+const { callerHref, noModuleFile } = require("../tasks/caller.js");
+const { codedError } = require("../errors.js");
+const { WORKER_MARK } = require("../tasks/worker-context.js");
 const { serverApi } = require("../server/api.js");
 
 /** The public face of a pool. */

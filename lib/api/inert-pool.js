@@ -6,7 +6,7 @@
 // worker would start pools of its own). Using it is the mistake, and throws;
 // holding it, awaiting `ready` and disposing it (`using pool = ...`) are not.
 
-const { isPoolWorker, POOL_WORKER_ENV } = require("./worker-context.js");
+const { isPoolWorker, POOL_WORKER_ENV } = require("../tasks/worker-context.js");
 
 /** The Error that using an inert pool throws, `what` being what was used. */
 function poolInWorkerError(what) {

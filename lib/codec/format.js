@@ -220,7 +220,7 @@ class Unsendable {
 const OWN_ERRORS = new WeakSet(); // errors this module created, passed through unchanged
 // What an error says without where (`detail`) and where in the value (`path`, from its root: "" is
 // the value itself, ".a[1]" inside it; null when unknown), for the pool to say which task's
-// argument or result it was (api/errors.js, placeValueError).
+// argument or result it was (errors.js, placeValueError).
 const PLACES = new WeakMap();
 
 function codecError(Ctor, code, message, cause, detail = null, path = null) {

@@ -17,7 +17,7 @@ const {
   unreadableError,
   placeValueError,
   shutdownError,
-} = require("../api/errors.js");
+} = require("../errors.js");
 
 // A pool's states (host/pool.js moves it from one to the next; calls are taken only while OPEN).
 const OPEN = 0;

@@ -8,7 +8,7 @@
 const Slot = require("../protocol/slot.js");
 const { CODEC_ERRORS, codecError } = require("../codec/index.js");
 const { NO_ROOM } = require("../payload/region.js");
-const { placeValueError, regionCorruptError } = require("../api/errors.js");
+const { placeValueError, regionCorruptError } = require("../errors.js");
 const { extraOf } = require("./calls.js");
 
 // encodeRequest: the payload region has no room for the argument now.

@@ -1,5 +1,5 @@
 "use strict";
-const { workerStartFailedError } = require("../api/errors.js");
+const { workerStartFailedError } = require("../errors.js");
 
 // Workers that keep dying while they start. A task module whose top level
 // fails after the worker reported ready (a server listening on a port the

@@ -38,7 +38,7 @@ function firstLine(message) {
 
 function repositoryUrl() {
   try {
-    const repo = require("../package.json").repository;
+    const repo = require("../../package.json").repository;
     return typeof repo === "string" ? repo : (repo && repo.url) || null;
   } catch {
     return null;

@@ -6,7 +6,7 @@ const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permi
 const runtimes = require("../runtimes/index.js");
 const server = require("./server.js");
 const { resolveElastic, ELASTIC_KEYS } = require("./elastic.js");
-const { DEFAULT_ABANDON_GRACE_MS, resolveAbandonGrace } = require("../host/abandon-grace.js");
+const { DEFAULT_ABANDON_GRACE_MS, resolveAbandonGrace } = require("./abandon-grace.js");
 const { optionError, describe, checkKeys, checkObject, integerIn, numberIn, boolean } = require("./checks.js");
 const {
   resolveHost,

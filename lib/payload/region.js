@@ -41,10 +41,9 @@
 // chunk (64 KiB) until it is started.
 
 const native = require("../native/index.js");
-const { decode, CODEC_ERRORS, codecError } = require("../codec/index.js");
-const { regionCorruptError } = require("../api/errors.js");
+const { decode, CODEC_ERRORS, codecError, copyBytes } = require("../codec/index.js");
+const { regionCorruptError } = require("../errors.js");
 const { Chunks, MAX_CARVED, NOT_CARVED } = require("./chunks.js");
-const { copyBytes } = require("../codec/copy.js");
 
 const L = native.layout();
 const NO_EXT = L.noExt | 0; // as an Int32Array element reads it

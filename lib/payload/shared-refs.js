@@ -33,8 +33,7 @@
 // slots (only forged slot words get there).
 
 const { MessageChannel, receiveMessageOnPort } = require("node:worker_threads");
-const { codecError, CODEC_ERRORS } = require("../codec/index.js");
-const { Transfer, TRANSFER_MIN_BYTES, movedCopy } = require("../codec/transfer.js");
+const { codecError, CODEC_ERRORS, Transfer, TRANSFER_MIN_BYTES, movedCopy } = require("../codec/index.js");
 const { L } = require("../protocol/lane.js");
 
 const HOST = 0;

@@ -22,7 +22,7 @@ if (hostSpec !== undefined) {
 
 // Before any task module loads: `isMain` is false in here.
 globalThis[Symbol.for("knitting-native.processWorker")] = true;
-require("../api/worker-context.js").markPoolWorker();
+require("../tasks/worker-context.js").markPoolWorker();
 
 const { serveLane } = require("./serve.js");
 const { ProcessRefs } = require("../payload/shared-refs.js");

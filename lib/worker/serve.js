@@ -16,12 +16,12 @@ const Slot = require("../protocol/slot.js");
 const { openLane } = require("./lane-loop.js");
 const { openSteal } = require("./steal-loop.js");
 const { Encoder } = require("../codec/index.js");
-const { regionCorruptError, codedError, placeValueError } = require("../api/errors.js");
+const { regionCorruptError, codedError, placeValueError } = require("../errors.js");
 const { PayloadRegion } = require("../payload/region.js");
 const { SlotWriter } = require("../payload/slot-writer.js");
 const { WaitingAnswers } = require("./room-wait.js");
 const { announce } = require("../protocol/doorbell.js");
-const { registry } = require("../api/task.js");
+const { registry } = require("../tasks/task.js");
 const { WorkerRecycle } = require("./recycle.js");
 const { invoke } = require("./invoke.js");
 

@@ -4,7 +4,7 @@
 
 const { workerData, parentPort } = require("node:worker_threads");
 const { serveLane } = require("./serve.js");
-const { markPoolWorker } = require("../api/worker-context.js");
+const { markPoolWorker } = require("../tasks/worker-context.js");
 const { WorkerSharedRefs } = require("../payload/shared-refs.js");
 // The runtime this thread runs on, which is the host's (runtimes/).
 const { host } = require("../runtimes/index.js");

@@ -9,7 +9,7 @@
 const { Encoder, decode } = require("../../codec/index.js");
 const { L } = require("../../protocol/lane.js");
 const { SameThreadRefs } = require("../../payload/shared-refs.js");
-const { placeValueError } = require("../../api/errors.js");
+const { placeValueError } = require("../../errors.js");
 
 class InlineLane {
   /**

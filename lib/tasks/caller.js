@@ -1,7 +1,7 @@
 "use strict";
 // Which module called into this package: the first stack frame outside the
 // package's entry points and lib/. Tasks are named by the module that
-// declares them (api/task.js), and a pool resolves relative hrefs from the
+// declares them (tasks/task.js), and a pool resolves relative hrefs from the
 // module that created it (host/pool.js).
 
 const { pathToFileURL, fileURLToPath } = require("node:url");

@@ -1,7 +1,7 @@
 "use strict";
 // Errors the pool itself raises (the codec's own errors live in codec/index.js).
 
-const { CODEC_ERRORS, codecError, placeOf } = require("../codec/index.js");
+const { CODEC_ERRORS, codecError, placeOf } = require("./codec/index.js");
 
 /** A call that cannot settle because the pool is shut down. */
 function shutdownError() {

@@ -4,7 +4,7 @@
 // worker is replaced (host/calls.js, onAbandonGrace). A number of ms, or
 // false: the worker runs a given-up call to its end.
 
-const { optionError, describe } = require("../options/checks.js");
+const { optionError, describe } = require("./checks.js");
 
 // scripts/measure-abandon-grace.mjs (2026-12-06, Node 20.20, 2 vCPUs, idle
 // and beside a busy core): a synchronous call 5% to 100% over its 50 ms

@@ -5,7 +5,7 @@
 
 const native = require("../native/index.js");
 const { callerHref } = require("./caller.js");
-const { codedError } = require("./errors.js");
+const { codedError } = require("../errors.js");
 
 const TASK = Symbol.for("knitting-native.task");
 
@@ -110,7 +110,7 @@ function nextPosition() {
 /**
  * Freezes a task, with its `createPool(options)` shorthand when the package's
  * entry point passes the maker (a pool of this one task, called as
- * pool.call(arg)): api/task.js does not require host/pool.js, which requires it.
+ * pool.call(arg)): tasks/task.js does not require host/pool.js, which requires it.
  */
 function withShorthand(t, createSingleTaskPool) {
   if (createSingleTaskPool !== undefined) {

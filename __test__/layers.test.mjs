@@ -1,0 +1,104 @@
+// lib/'s layering, as docs/architecture.md ("lib/, folder by folder") states
+// it: this test reads that table, so the map and the tree cannot drift. Every
+// require from one folder into another must be one the table allows; every
+// lib/ file is named in that section, and every lib/ path it names exists.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, dirname, posix } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const LIB = join(ROOT, "lib");
+const files = readdirSync(LIB, { recursive: true })
+  .filter((f) => f.endsWith(".js"))
+  .map((f) => f.split("\\").join("/"));
+const TOP_LEAVES = new Set(["errors.js", "lazy-v8.js"]); // any folder may require these
+
+const doc = readFileSync(join(ROOT, "docs", "architecture.md"), "utf8");
+const start = doc.indexOf("\n## lib/, folder by folder\n");
+const section = doc.slice(start, doc.indexOf("\n## ", start + 1));
+
+/** The table: folder -> the folders its files may require. */
+function allowedTable(text) {
+  const table = new Map();
+  for (const line of text.split("\n")) {
+    const m = /^\| `([a-z0-9-]+\/)` \| [^|]+ \| ([^|]+) \|$/.exec(line);
+    if (m === null) continue;
+    const allowed = m[2].trim() === "nothing" ? [] : [...m[2].matchAll(/`([a-z-]+\/)`/g)].map((x) => x[1]);
+    table.set(m[1], new Set(allowed));
+  }
+  return table;
+}
+
+const folderOf = (f) => (f.includes("/") ? `${f.split("/")[0]}/` : f);
+
+/** [from, to] for every require between lib/ files. */
+function requires() {
+  const out = [];
+  for (const f of files) {
+    const source = readFileSync(join(LIB, f), "utf8");
+    for (const m of source.matchAll(/require\(\s*"(\.{1,2}\/[^"]+)"\s*\)/g)) {
+      const target = posix.normalize(posix.join(posix.dirname(f), m[1]));
+      if (files.includes(target)) out.push([f, target]);
+    }
+  }
+  return out;
+}
+
+function violations(table, edges) {
+  const bad = [];
+  for (const [from, to] of edges) {
+    const a = folderOf(from);
+    const b = folderOf(to);
+    if (to === "index.js") {
+      bad.push(`${from} requires index.js`);
+      continue;
+    }
+    // The top files: index.js is the surface (it may require anything), errors.js needs the codec's codes.
+    if (from === "errors.js" && b !== "codec/") bad.push(`errors.js requires ${to}: it may require only codec/`);
+    if (a === b || TOP_LEAVES.has(to) || !from.includes("/")) continue;
+    const allowed = table.get(a);
+    if (allowed === undefined) bad.push(`${from}: its folder ${a} is not in the table`);
+    else if (!allowed.has(b))
+      bad.push(`${from} requires ${to}: ${a} may require ${[...allowed].join(", ") || "nothing"}`);
+  }
+  return bad;
+}
+
+test("every require between lib/ folders is one docs/architecture.md allows", () => {
+  const table = allowedTable(section);
+  assert.ok(table.size >= 10, `read ${table.size} rows of the table: the section or its format moved`);
+  const edges = requires();
+  assert.ok(edges.length > 100, `found ${edges.length} requires: the scan is broken`);
+  assert.deepEqual(violations(table, edges), []);
+  for (const f of files) {
+    if (f.includes("/")) assert.ok(table.has(folderOf(f)), `lib/${folderOf(f)} has no row in the table`);
+  }
+});
+
+test("the check catches a require the table does not allow", () => {
+  const table = allowedTable(section);
+  // The two ends of a call never require each other; nor does protocol/ require the pool.
+  const planted = [
+    ["worker/serve.js", "host/pool.js"],
+    ["host/pool.js", "worker/serve.js"],
+    ["protocol/lane.js", "host/calls.js"],
+    ["options/index.js", "index.js"],
+  ];
+  assert.equal(violations(table, planted).length, planted.length, violations(table, planted).join("\n"));
+});
+
+test("docs/architecture.md names every lib/ file, and only files that exist", () => {
+  const named = new Set([...section.matchAll(/`([a-z0-9-]+\/[a-z0-9/-]+\.js|[a-z0-9-]+\.js)`/g)].map((m) => m[1]));
+  assert.deepEqual(
+    files.filter((f) => !named.has(f)),
+    [],
+    "lib/ files the section does not name",
+  );
+  assert.deepEqual(
+    [...named].filter((f) => !files.includes(f)),
+    [],
+    "paths the section names that are not lib/ files",
+  );
+});
