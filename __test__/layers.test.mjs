@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, dirname, posix } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { internals } from "./helpers/internals.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const LIB = join(ROOT, "lib");
@@ -101,4 +103,35 @@ test("docs/architecture.md names every lib/ file, and only files that exist", ()
     [],
     "paths the section names that are not lib/ files",
   );
+});
+
+test("both topologies offer the one interface of host/topology/interface.js", async () => {
+  const require = createRequire(import.meta.url);
+  const { METHODS, FIELDS, checkTopology } = require("../lib/host/topology/interface.js");
+  const { StealTopology } = require("../lib/host/topology/steal.js");
+  const { LanesTopology } = require("../lib/host/topology/lanes.js");
+  for (const Topology of [StealTopology, LanesTopology]) {
+    for (const name of Object.keys(METHODS)) {
+      assert.equal(typeof Topology.prototype[name], "function", `${Topology.name}.prototype.${name}`);
+    }
+  }
+  // A topology missing a member is refused when the pool is made.
+  assert.throws(
+    () => checkTopology({ ...Object.fromEntries(Object.keys(FIELDS).map((k) => [k, null])) }),
+    /lacks place\(\)/,
+  );
+  // The pools of both kinds pass the check with their fields set.
+  const { createPool } = await import("knitting-native");
+  const { echo } = await import("./fixtures/value-error-tasks.mjs");
+  for (const options of [{ threads: 2 }, { threads: 2, host: { steal: false } }]) {
+    const pool = createPool(options)({ echo });
+    try {
+      const topology = internals(pool).topology;
+      assert.equal(topology.steal, options.host === undefined, JSON.stringify(options));
+      for (const name of Object.keys(FIELDS)) assert.ok(name in topology, `${name} on ${JSON.stringify(options)}`);
+      assert.equal(await pool.call.echo(1), 1);
+    } finally {
+      await pool.shutdown();
+    }
+  }
 });

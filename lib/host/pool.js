@@ -14,8 +14,9 @@
 const native = require("../native/index.js");
 const { ThreadRuntime } = require("../spawn/thread.js");
 const Slot = require("../protocol/slot.js");
-const { StealHost } = require("./topology/steal.js");
-const { LanesHost } = require("./topology/lanes.js");
+const { checkTopology } = require("./topology/interface.js");
+const { StealTopology } = require("./topology/steal.js");
+const { LanesTopology } = require("./topology/lanes.js");
 const { HostLoop } = require("./loop.js");
 const { callMethods, OPEN, DRAINING, CLOSED } = require("./calls.js");
 const { slotMethods } = require("./slots.js");
@@ -96,7 +97,7 @@ class Pool {
     const threads = options.threads;
     // The topology: how calls reach the workers (host/topology/steal.js: one shared
     // submit region; host/topology/lanes.js: a private lane per worker).
-    const Topology = options.topology.steal ? StealHost : LanesHost;
+    const Topology = options.topology.steal ? StealTopology : LanesTopology;
     // transfer(): an argument's buffer moves only to a worker known when it is
     // encoded, a private lane's (payload/shared-refs.js); with stealing it is copied.
     if (this.sharedRefs !== null) this.sharedRefs.moveArguments = !options.topology.steal;
@@ -127,7 +128,7 @@ class Pool {
     this.slotWriter = new SlotWriter(this.encoder, this.payload, this.u8); // requests into slots
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     // How the host wakes a worker parked on a word: the runtime's way.
-    this.topology = new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index));
+    this.topology = checkTopology(new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index)));
     this.workers = new Array(threads).fill(null);
     // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (server/recycle.js); an
     // elastic pool's idle workers leave the same way (server/elastic.js).

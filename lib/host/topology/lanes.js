@@ -2,8 +2,8 @@
 // The host's side of a pool with private lanes: one lane per worker (the
 // protocol: lib/protocol/lane.js, HostLane), a balancer that picks the lane for each
 // call (lib/host/topology/balancers.js), and optionally the host's own inline lane
-// (lib/host/topology/inline.js). The pool (host/pool.js) drives it through the same
-// interface as lib/host/topology/steal.js (see there).
+// (lib/host/topology/inline.js). The pool drives it through the interface of
+// host/topology/interface.js, as it does steal.js.
 
 const { L, HostLane, lowestBit } = require("../../protocol/lane.js");
 const { makeBalancer } = require("./balancers.js");
@@ -14,7 +14,7 @@ const Slot = require("../../protocol/slot.js");
 // (the array keeps its length, which round-robin's cursor relies on).
 const RETIRED = Object.freeze({ inline: false, lane: -1, inFlight: Infinity, accepts: () => false });
 
-class LanesHost {
+class LanesTopology {
   /** The control region's shape: a lane per worker (one at least), no steal section. */
   static controlShape(options) {
     return { lanes: Math.max(1, options.threads), signals: options.abortSignalCapacity, steal: [] };
@@ -157,4 +157,4 @@ class LanesHost {
   }
 }
 
-module.exports = { LanesHost };
+module.exports = { LanesTopology };

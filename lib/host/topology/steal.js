@@ -1,22 +1,15 @@
 "use strict";
 // The host's side of a work-stealing pool: every call goes into the one
 // shared submit region that all workers claim from (the protocol:
-// lib/protocol/steal.js, HostSubmit). The pool (host/pool.js) drives it through the same
-// interface as lib/host/topology/lanes.js:
-//   place(call)       put a call into a free slot (false: all taken, or it
-//                     waits for payload room)
-//   drain()           settle every published answer; returns how many
-//   flush()           publish this burst's placements
-//   takeBack(worker)  a worker died: settle its answers, return its calls
-//   placedCalls(), heldBy(worker), workerOf(call), workersChanged(),
-//   workerSetup(), describe()
+// lib/protocol/steal.js, HostSubmit). The pool drives it through the interface of
+// host/topology/interface.js, as it does lanes.js.
 
 const { availableParallelism } = require("node:os");
 const native = require("../../native/index.js");
 const { HostSubmit } = require("../../protocol/steal.js");
 const Slot = require("../../protocol/slot.js");
 
-class StealHost {
+class StealTopology {
   /** The control region's shape: no private lanes, one steal section. */
   static controlShape(options) {
     const { topology, threads, abortSignalCapacity } = options;
@@ -129,4 +122,4 @@ class StealHost {
   workersChanged() {}
 }
 
-module.exports = { StealHost };
+module.exports = { StealTopology };
