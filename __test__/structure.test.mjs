@@ -82,3 +82,40 @@ test("only lib/protocol/slot.js names a slot's header words", () => {
     "protocol/slot.js takes the words from Rust's layout()",
   );
 });
+
+test("only lib/protocol/messages.js spells a control message's type or a worker's exit code", async () => {
+  const { MSG, RECYCLE_EXIT_CODES } = await import("../lib/protocol/messages.js");
+  assert.ok(Object.isFrozen(MSG) && Object.isFrozen(RECYCLE_EXIT_CODES), "both tables are frozen");
+  const types = Object.values(MSG);
+  assert.equal(new Set(types).size, types.length, `message types are distinct: ${types}`);
+  const codes = Object.values(RECYCLE_EXIT_CODES);
+  assert.equal(new Set(codes).size, codes.length, `exit codes are distinct: ${codes}`);
+  // A string literal as a `type:` property, compared with a `.type` (either
+  // side), or as a `case` of a message type.
+  const str = "([\"'`])[^\"'`]*\\1";
+  const typeLiteral = new RegExp(`\\btype\\s*:\\s*${str}`);
+  const typeCompared = new RegExp(`\\.type\\s*[!=]==?\\s*${str}|${str}\\s*[!=]==?\\s*[\\w.$]*\\.type\\b`);
+  const caseOfType = new RegExp(`\\bcase\\s*(["'\`])(${types.join("|")})\\1\\s*:`);
+  // The table defined again, or one of its codes as a number on a line about exiting.
+  const exitCode = new RegExp(`RECYCLE_EXIT_CODES\\s*=|exit.*\\b(${codes.join("|")})\\b`, "i");
+  const senders = [];
+  for (const f of files) {
+    if (f === "protocol/messages.js") continue;
+    const text = source(f);
+    text.split("\n").forEach((line, i) => {
+      const at = `lib/${f}:${i + 1}`;
+      assert.doesNotMatch(line, typeLiteral, `${at} spells a message type: ${line.trim()}`);
+      assert.doesNotMatch(line, typeCompared, `${at} compares .type with a literal: ${line.trim()}`);
+      assert.doesNotMatch(line, caseOfType, `${at} has a message type as a case: ${line.trim()}`);
+      assert.doesNotMatch(line, exitCode, `${at} spells a worker exit code: ${line.trim()}`);
+    });
+    if (/\bMSG\.[A-Z_]+|\bRECYCLE_EXIT_CODES\b/.test(text.replace(/\/\/.*$/gm, ""))) senders.push(f);
+  }
+  // Both ends take the table from the one module.
+  for (const f of senders)
+    assert.ok(requiresOf(f).includes("protocol/messages.js"), `lib/${f} uses MSG but does not require it`);
+  for (const f of ["host/pool.js", "spawn/process.js", "server/recycle.js", "server/elastic.js"])
+    assert.ok(senders.includes(f), `host end lib/${f} imports the table`);
+  for (const f of ["worker/serve.js", "worker/thread-main.js", "worker/process-main.js"])
+    assert.ok(senders.includes(f), `worker end lib/${f} imports the table`);
+});

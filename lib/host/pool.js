@@ -34,6 +34,7 @@ const { HostSharedRefs, ProcessRefs } = require("../payload/shared-refs.js");
 const { QueueLimit } = require("../server/queue-limit.js");
 const { PoolStats } = require("../server/stats.js");
 const { Recycler } = require("../server/recycle.js");
+const { MSG } = require("../protocol/messages.js");
 const { Elastic } = require("../server/elastic.js");
 const { PoolEvents, exitReason } = require("../server/events.js");
 
@@ -226,7 +227,7 @@ class Pool {
     const label = worker.pid !== undefined ? `pid ${worker.pid}` : `threadId ${threadId}`;
     let reported = null;
     worker.on("message", (msg) => {
-      if (msg && msg.type === "ready") {
+      if (msg && msg.type === MSG.READY) {
         markStarted();
         this.ready[lane] = true;
         this.everReady[lane] = true;
@@ -234,7 +235,7 @@ class Pool {
         if (this.debug) this.debug("lifecycle", `worker ${lane} (${label}) ready`);
         if (this.ready.every((r, i) => r || (this.elastic !== null && this.elastic.isAbsent(i)))) this.readyResolve();
         this.updateStarting();
-      } else if (msg && msg.type === "init-error") {
+      } else if (msg && msg.type === MSG.INIT_ERROR) {
         markStarted();
         if (this.debug) this.debug("imports", `worker ${lane} failed to start: ${msg.error && msg.error.message}`);
         // Cloning drops an error's `code`; the worker sends it beside.
@@ -246,9 +247,9 @@ class Pool {
         )
           msg.error.code = msg.code;
         this.fail(msg.error);
-      } else if (msg && msg.type === "recycle" && this.recycle !== null) {
+      } else if (msg && msg.type === MSG.RECYCLE && this.recycle !== null) {
         this.recycle.request(lane, worker, msg.reason);
-      } else if (msg && msg.type === "left" && this.recycle !== null) {
+      } else if (msg && msg.type === MSG.LEFT && this.recycle !== null) {
         this.recycle.left(lane, worker, msg.reason);
       }
     });

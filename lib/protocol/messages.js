@@ -1,12 +1,42 @@
 "use strict";
-// Start-up messages between a host and its worker processes ("start",
-// "mapped", "ready", "init-error"). Two Node processes use V8's serializer
-// ("advanced" IPC) and send them as they are. Bun and Deno speak JSON only
-// (and Bun's serializer is not V8's), so with them a message travels as the
-// package's own codec bytes in base64: an Error keeps its name, code and
-// cause, undefined stays undefined, on every runtime.
+// Every control message between a host and its workers, and the exit codes a
+// worker ends with, in one table both ends import: the wire values live here
+// and nowhere else. A worker thread's messages go over its port as they are.
+// A worker process's go over its IPC channel: two Node processes use V8's
+// serializer ("advanced" IPC) and send them as they are; Bun and Deno speak
+// JSON only (and Bun's serializer is not V8's), so with them a message
+// travels as the package's own codec bytes in base64 (pack/unpack below): an
+// Error keeps its name, code and cause, undefined stays undefined, on every
+// runtime.
 
 const { Encoder, decode } = require("../codec/index.js");
+
+/** A control message's `type`, by name. */
+const MSG = Object.freeze({
+  // host -> worker process, once, right after spawn: `setup`, the region to map and what to serve (spawn/process.js).
+  START: "start",
+  // worker process -> host, once it mapped the region: the host may unlink the shm name (spawn/process.js).
+  MAPPED: "mapped",
+  // worker -> host, once its task modules loaded: it serves its lane (worker/serve.js, host/pool.js).
+  READY: "ready",
+  // worker -> host, instead of "ready": start-up failed, with `error` and its `code` beside (cloning drops it).
+  INIT_ERROR: "init-error",
+  // worker -> host, private lanes: a recycle limit (`reason`) was reached; stop choosing this lane (server/recycle.js).
+  RECYCLE: "recycle",
+  // host -> worker, private lanes: the recycling worker's lane is empty; leave it for good and end (server/recycle.js).
+  END: "end",
+  // worker thread -> host: it left its lane or the claimants (`reason`); terminate it (a process exits instead).
+  LEFT: "left",
+  // host -> worker, an elastic work-stealing pool: leave once you hold no call, for "idle" (server/elastic.js).
+  LEAVE: "leave",
+});
+
+/**
+ * Exit codes of a worker process that recycles itself, by reason (EX_TEMPFAIL
+ * and the next): the host tells a recycle from a crash by them (server/recycle.js).
+ * "idle": an elastic pool's worker told to leave (server/elastic.js); it is not replaced.
+ */
+const RECYCLE_EXIT_CODES = Object.freeze({ calls: 75, memory: 76, idle: 77 });
 
 const PACKED = "knittingNativePacked";
 let encoder = null;
@@ -27,4 +57,4 @@ function unpack(message) {
   return { message: decode(bytes, 0, bytes.length), serialization: "json" };
 }
 
-module.exports = { pack, unpack };
+module.exports = { MSG, RECYCLE_EXIT_CODES, pack, unpack };

@@ -12,11 +12,13 @@
 //   ends the worker (Recycler.request with reason "idle").
 // - Work stealing: the host tells the worker ("leave" message); it leaves
 //   the claimants once it holds no call (worker/serve.js leave(), the rule of
-//   worker/recycle.js), exiting with RECYCLE_EXIT_CODES.idle.
+//   worker/recycle.js), exiting with RECYCLE_EXIT_CODES.idle (protocol/messages.js).
 // Either way the exit handler (host/pool.js) takes its slots back (finding no
 // call) and does not replace it: the lane is absent until the pool grows
 // again. Both protocols' models check these leave and join steps
 // (__test__/model/: idleLeave*, leaveAndJoin, leaveWithAsync).
+
+const { MSG } = require("../protocol/messages.js");
 
 // How often the idle check runs, as a fraction of idleTimeout: a worker
 // leaves between idleTimeout and 1.25 x idleTimeout after its last call.
@@ -116,7 +118,7 @@ class Elastic {
     this.leaving[lane] = 1;
     this.live--;
     if (pool.debug) pool.debug("lifecycle", `elastic: worker ${lane} idle for ${this.idleTimeout} ms: it leaves`);
-    if (pool.topology.steal) worker.postMessage({ type: "leave" });
+    if (pool.topology.steal) worker.postMessage({ type: MSG.LEAVE });
     else pool.recycle.request(lane, worker, "idle");
   }
 

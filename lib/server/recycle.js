@@ -22,9 +22,9 @@
 // Either way the exit handler (host/pool.js) sees a recycled worker: its
 // replacement starts at once, outside the crash-loop back-off (host/startup.js).
 
-/** Exit codes of a worker that recycles itself, by reason (EX_TEMPFAIL and the next). */
-// "idle": an elastic pool's worker told to leave (server/elastic.js); it is not replaced.
-const RECYCLE_EXIT_CODES = Object.freeze({ calls: 75, memory: 76, idle: 77 });
+// A worker process's exit codes and every message named here: protocol/messages.js.
+const { MSG, RECYCLE_EXIT_CODES } = require("../protocol/messages.js");
+
 const REASON_BY_CODE = new Map(Object.entries(RECYCLE_EXIT_CODES).map(([reason, code]) => [code, reason]));
 
 const WAITING = 1; // asked to recycle; the lane is left to empty
@@ -101,7 +101,7 @@ class Recycler {
       if (this.state[lane] !== WAITING || !laneEmptied(pool.topology.lanes[lane])) continue;
       this.state[lane] = ENDING;
       this.waiting--;
-      this.worker[lane].postMessage({ type: "end" });
+      this.worker[lane].postMessage({ type: MSG.END });
     }
   }
 
@@ -128,4 +128,4 @@ class Recycler {
   }
 }
 
-module.exports = { Recycler, RECYCLE_EXIT_CODES, laneEmptied };
+module.exports = { Recycler, laneEmptied };

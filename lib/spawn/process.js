@@ -4,8 +4,9 @@
 // the host maps one region (control region, then the payload region) from a
 // memfd it hands each child as an inherited descriptor, or from a POSIX shm
 // name the child reopens (worker.processSharedMemory). The IPC channel only
-// carries start-up: the host's "start", the child's "mapped", "ready" or
-// "init-error" (protocol/messages.js). The children run on Node, Bun or Deno
+// carries the control messages of protocol/messages.js: start-up (the
+// host's "start", the child's "mapped", "ready" or "init-error"), and
+// recycling and leaving. The children run on Node, Bun or Deno
 // (worker.processRuntime; runtimes/ says how each starts). Waits and wakes
 // on the region go through the Rust shared
 // futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on
@@ -17,7 +18,7 @@ const { accessSync, constants } = require("node:fs");
 const { join, delimiter } = require("node:path");
 const native = require("../native/index.js");
 const runtimes = require("../runtimes/index.js");
-const { pack, unpack } = require("../protocol/messages.js");
+const { MSG, pack, unpack } = require("../protocol/messages.js");
 const { permissionFlags, transportReads, PERMISSION_FLAG } = require("../options/permission.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "..", "worker", "process-main.js");
@@ -103,7 +104,7 @@ class ProcessHandle extends EventEmitter {
     });
     child.on("message", (raw) => {
       const msg = unpack(raw).message;
-      if (msg && msg.type === "mapped") onMapped(this);
+      if (msg && msg.type === MSG.MAPPED) onMapped(this);
       else this.emit("message", msg);
     });
     child.on("error", (err) => {
@@ -257,7 +258,7 @@ class ProcessRuntime {
     // A child that could not start has nothing to send to (Deno gives it no
     // send()): its "error" reports why.
     if (child.pid === undefined) return handle;
-    child.send(pack({ type: "start", setup }, this.serialization), (err) => {
+    child.send(pack({ type: MSG.START, setup }, this.serialization), (err) => {
       // The child died before it could read: its exit reports that.
       if (err) handle.emit("error", err);
     });

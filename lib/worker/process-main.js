@@ -26,8 +26,7 @@ require("../tasks/worker-context.js").markPoolWorker();
 
 const { serveLane } = require("./serve.js");
 const { ProcessRefs } = require("../payload/shared-refs.js");
-const { pack, unpack } = require("../protocol/messages.js");
-const { RECYCLE_EXIT_CODES } = require("../server/recycle.js");
+const { MSG, RECYCLE_EXIT_CODES, pack, unpack } = require("../protocol/messages.js");
 const { invoke } = require("./invoke.js");
 
 // Taken before any task module loads: task code may replace process.exit.
@@ -52,7 +51,7 @@ function send(message) {
  */
 function explainDenied(message) {
   const err = message.error;
-  if (message.type !== "init-error" || err === null || typeof err !== "object" || err.code !== "ERR_ACCESS_DENIED")
+  if (message.type !== MSG.INIT_ERROR || err === null || typeof err !== "object" || err.code !== "ERR_ACCESS_DENIED")
     return message;
   const what =
     err.permission === "FileSystemRead" ? "read" : err.permission === "FileSystemWrite" ? "write" : err.permission;
@@ -98,13 +97,13 @@ function start(setup) {
         : native.ProcessMemory.openNamed(region.name, length);
   } catch (err) {
     report({
-      type: "init-error",
+      type: MSG.INIT_ERROR,
       error: new Error(`knitting-native: a worker process could not map the pool's shared memory: ${err.message}`),
     });
     return;
   }
   if (!process.connected) return hostGone();
-  send({ type: "mapped" });
+  send({ type: MSG.MAPPED });
   const control = memory.buffer(0, controlBytes);
   const payload = memory.buffer(payloadOffset, payloadBytes);
   let pending = null;
@@ -130,7 +129,7 @@ function start(setup) {
         return invoke(fn, arg, toolkit);
       },
       // Left the claimants or its lane (recycling): this process ends
-      // itself, with the code that tells the host why (server/recycle.js).
+      // itself, with the code that tells the host why (protocol/messages.js).
       end: (reason) => processExit.call(process, RECYCLE_EXIT_CODES[reason]),
     },
   );
@@ -143,12 +142,12 @@ process.on("message", (raw) => {
   const got = unpack(raw);
   const message = got.message;
   if (!started) serialization = got.serialization;
-  if (!started && message && message.type === "start") {
+  if (!started && message && message.type === MSG.START) {
     started = true;
     start(message.setup);
-  } else if (served !== null && message && message.type === "leave") {
+  } else if (served !== null && message && message.type === MSG.LEAVE) {
     served.leave();
-  } else if (served !== null && message && message.type === "end") {
+  } else if (served !== null && message && message.type === MSG.END) {
     served.stop();
   }
 });

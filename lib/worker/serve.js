@@ -24,6 +24,7 @@ const { announce } = require("../protocol/doorbell.js");
 const { registry } = require("../tasks/task.js");
 const { WorkerRecycle } = require("./recycle.js");
 const { invoke } = require("./invoke.js");
+const { MSG } = require("../protocol/messages.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -48,8 +49,8 @@ function runPlain(fn, _name, arg, toolkit) {
  * and `steal` when the pool steals). `sleep(index, value, wake)`: call
  * `wake()` once word `index` of the control region no longer holds `value`
  * (it may call it early). `wakeWord(index)`: wakes whoever sleeps on word
- * `index`. `report(message)`: tells the host `{ type: "ready" }` or
- * `{ type: "init-error", error }`. `end(reason)`: this worker left the
+ * `index`. `report(message)`: tells the host `{ type: MSG.READY }` or
+ * `{ type: MSG.INIT_ERROR, error, code }` (protocol/messages.js). `end(reason)`: this worker left the
  * claimants (work stealing) or its lane (the host's "end" message) for
  * `reason` ("calls", "memory", "idle") and is to end: it exits, or asks the
  * host to end it (then it returns, and the loop takes no step again).
@@ -370,7 +371,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       ask() {
         if (recycleAsked) return;
         recycleAsked = true;
-        report({ type: "recycle", reason });
+        report({ type: MSG.RECYCLE, reason });
       },
       exit: () => end(reason),
     });
@@ -402,13 +403,13 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     .then(
       (loaded) => {
         table = loaded;
-        report({ type: "ready" });
+        report({ type: MSG.READY });
         port.serve();
       },
       (err) => {
         // Cloning drops `code` (KNT_POOL_IN_WORKER, say): sent beside it.
         report({
-          type: "init-error",
+          type: MSG.INIT_ERROR,
           error: err,
           code: err !== null && typeof err === "object" ? err.code : undefined,
         });

@@ -9,6 +9,7 @@ const { WorkerSharedRefs } = require("../payload/shared-refs.js");
 // The runtime this thread runs on, which is the host's (runtimes/).
 const { host } = require("../runtimes/index.js");
 const { installExitGuard, runGuarded, muteConsole } = require("./exit-guard.js");
+const { MSG } = require("../protocol/messages.js");
 
 // Before any task module loads: what this worker starts is below a pool worker.
 markPoolWorker();
@@ -25,8 +26,8 @@ const i32 = new Int32Array(workerData.control);
 let served = null;
 parentPort.on("message", (message) => {
   if (served === null || message === null || typeof message !== "object") return;
-  if (message.type === "leave") served.leave();
-  else if (message.type === "end") served.stop();
+  if (message.type === MSG.LEAVE) served.leave();
+  else if (message.type === MSG.END) served.stop();
 });
 
 // worker.timers.parkMs: the longest a parked worker sleeps before it looks
@@ -70,5 +71,5 @@ served = serveLane(workerData, {
   // spins in a loop its isolate's termination is to break, which a second
   // call (an earlier termination cancelled) never breaks; the thread then
   // holds a core for ever and the host waits on it.
-  end: (reason) => parentPort.postMessage({ type: "left", reason }),
+  end: (reason) => parentPort.postMessage({ type: MSG.LEFT, reason }),
 });
