@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 
 const root = new URL("..", import.meta.url).pathname;
 const read = (file) => readFileSync(join(root, file), "utf8");
@@ -55,4 +56,13 @@ test("docs/api.md and the README's table of errors name every code", () => {
     [],
     "missing from the README's Errors table",
   );
+});
+
+test("one table: no error code is spelt out outside lib/errors.js and the codec", () => {
+  const elsewhere = libFiles("lib")
+    .filter((f) => f !== join("lib", "errors.js") && !f.startsWith(join("lib", "codec")))
+    .filter((f) => [...codesIn(read(f))].some((c) => !KNITTING_NUMBERED.test(c)));
+  assert.deepEqual(elsewhere, [], "these files spell out a KNT_ code: use CODE.<name> from lib/errors.js");
+  const { CODE } = createRequire(import.meta.url)("../lib/errors.js");
+  assert.deepEqual(new Set(Object.values(CODE)), raised, "CODE names every code lib/ raises, and no other");
 });

@@ -1,12 +1,67 @@
 "use strict";
 // Errors the pool itself raises (the codec's own errors live in codec/index.js).
 
-const { CODEC_ERRORS, codecError, placeOf } = require("./codec/index.js");
+const { CODEC_ERRORS, TRANSFER_ERROR, codecError, placeOf } = require("./codec/index.js");
+
+// Every code an error of this package carries, by name: the one table (index.d.ts's
+// KnittingErrorCode, docs/api.md and the README's table list the same; __test__/error-codes.test.mjs
+// holds them together). The value errors' four codes are the codec's (codec/format.js), and
+// transfer()'s KNT_TRANSFER is codec/transfer.js's: the codec cannot require this module.
+const CODE = Object.freeze({
+  /** a given-up call still held its worker's thread worker.abandonGraceMs later */
+  ABANDONED_CALL: "KNT_ABANDONED_CALL",
+  /** more abort-aware calls in flight than abortSignalCapacity */
+  ABORT_SIGNALS_EXHAUSTED: "KNT_ABORT_SIGNALS_EXHAUSTED",
+  /** createPool(options, tasks), or call/shutdown/ready read on createPool(options) */
+  CREATE_POOL_FORM: "KNT_CREATE_POOL_FORM",
+  /** the call ran longer than worker.hardTimeoutMs */
+  HARD_TIMEOUT: "KNT_HARD_TIMEOUT",
+  /** a bad argument to shutdown(delayMs) or stableTaskID(href, at) */
+  INVALID_ARGUMENT: "KNT_INVALID_ARGUMENT",
+  /** a createPool option, a task definition or a call's options is wrong */
+  INVALID_OPTION: "KNT_INVALID_OPTION",
+  /** the tasks object of createPool(options)(tasks) is wrong */
+  INVALID_TASK: "KNT_INVALID_TASK",
+  /** a task declared in node -e, a REPL or stdin, which workers cannot import */
+  NO_MODULE_FILE: "KNT_NO_MODULE_FILE",
+  /** the inert pool of a worker was called or shut down */
+  POOL_IN_WORKER: "KNT_POOL_IN_WORKER",
+  /** the pool was shut down before the call settled */
+  POOL_SHUTDOWN: "KNT_POOL_SHUTDOWN",
+  /** task code in a worker thread tried to end or signal the process */
+  PROCESS_EXIT_REFUSED: "KNT_PROCESS_EXIT_REFUSED",
+  /** maxQueue calls already waited for a slot */
+  QUEUE_FULL: "KNT_QUEUE_FULL",
+  /** a word read from the pool's shared memory made no sense */
+  REGION_CORRUPT: "KNT_REGION_CORRUPT",
+  /** a worker process runtime's executable is missing */
+  RUNTIME_UNAVAILABLE: "KNT_RUNTIME_UNAVAILABLE",
+  /** a worker found another function at a task's place */
+  TASK_MISMATCH: "KNT_TASK_MISMATCH",
+  /** a worker did not find a task when it imported its module */
+  TASK_NOT_FOUND: "KNT_TASK_NOT_FOUND",
+  /** a task's timeout passed */
+  TASK_TIMEOUT: "KNT_TASK_TIMEOUT",
+  /** more than 65,536 tasks */
+  TOO_MANY_TASKS: "KNT_TOO_MANY_TASKS",
+  /** pool.call.<name>() for a name that is not a task of the pool */
+  UNKNOWN_TASK: "KNT_UNKNOWN_TASK",
+  /** the worker holding the call exited */
+  WORKER_EXIT: "KNT_WORKER_EXIT",
+  /** the pool's workers keep dying while they start */
+  WORKER_START_FAILED: "KNT_WORKER_START_FAILED",
+  VALUE_FUNCTION: CODEC_ERRORS.FUNCTION,
+  VALUE_SYMBOL: CODEC_ERRORS.SYMBOL,
+  VALUE_UNSERIALIZABLE: CODEC_ERRORS.SERIALIZE,
+  VALUE_TOO_LARGE: CODEC_ERRORS.LIMIT,
+  /** transfer() got a value it cannot take, or a marker was sent twice or nested */
+  TRANSFER: TRANSFER_ERROR,
+});
 
 /** A call that cannot settle because the pool is shut down. */
 function shutdownError() {
   const err = new Error("knitting-native: the pool was shut down; the call did not run to completion");
-  err.code = "KNT_POOL_SHUTDOWN";
+  err.code = CODE.POOL_SHUTDOWN;
   return err;
 }
 
@@ -24,7 +79,7 @@ class WorkerExitError extends Error {
       cause === undefined ? undefined : { cause },
     );
     this.name = "WorkerExitError";
-    this.code = "KNT_WORKER_EXIT";
+    this.code = CODE.WORKER_EXIT;
     this.lane = lane;
     this.threadId = threadId;
     this.exitCode = exitCode;
@@ -38,7 +93,7 @@ class WorkerExitError extends Error {
 /** A task's `timeout: number` (or `{ time }` alone) passed. */
 function timeoutError(name, time) {
   const err = new Error(`Task timeout: "${name}" did not finish within ${time} ms`);
-  err.code = "KNT_TASK_TIMEOUT";
+  err.code = CODE.TASK_TIMEOUT;
   return err;
 }
 
@@ -48,7 +103,7 @@ function hardTimeoutError(name, ms, lane) {
     `knitting-native: task "${name}" ran longer than worker.hardTimeoutMs (${ms} ms); worker ` +
       `${lane} was terminated and replaced`,
   );
-  err.code = "KNT_HARD_TIMEOUT";
+  err.code = CODE.HARD_TIMEOUT;
   return err;
 }
 
@@ -62,7 +117,7 @@ function abandonedCallError(name, ms, lane) {
     `knitting-native: task "${name}" was given up by its caller but still held worker ${lane}'s thread ` +
       `${ms} ms later (worker.abandonGraceMs); the worker was terminated and replaced`,
   );
-  err.code = "KNT_ABANDONED_CALL";
+  err.code = CODE.ABANDONED_CALL;
   return err;
 }
 
@@ -77,7 +132,7 @@ function signalsExhaustedError(capacity, name) {
     `knitting-native: cannot start "${name}": all ${capacity} abort signals (abortSignalCapacity) ` +
       `are held by abort-aware calls in flight; raise abortSignalCapacity or wait for calls to settle`,
   );
-  err.code = "KNT_ABORT_SIGNALS_EXHAUSTED";
+  err.code = CODE.ABORT_SIGNALS_EXHAUSTED;
   return err;
 }
 
@@ -124,7 +179,7 @@ function regionCorruptError(what, cause) {
     `knitting-native: ${what}; the pool's shared memory is corrupt (task code may have written into it)`,
     cause === undefined ? undefined : { cause },
   );
-  err.code = "KNT_REGION_CORRUPT";
+  err.code = CODE.REGION_CORRUPT;
   return err;
 }
 
@@ -141,7 +196,7 @@ function workerStartFailedError(lane, deaths, cause) {
       "`if (isMain)`",
     { cause },
   );
-  err.code = "KNT_WORKER_START_FAILED";
+  err.code = CODE.WORKER_START_FAILED;
   return err;
 }
 
@@ -153,6 +208,7 @@ function codedError(Ctor, code, message, options) {
 }
 
 module.exports = {
+  CODE,
   codedError,
   regionCorruptError,
   shutdownError,

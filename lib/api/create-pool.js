@@ -9,7 +9,7 @@ const { L } = require("../protocol/lane.js");
 const { resolveOptions } = require("../options/index.js");
 const { buildTaskTable } = require("../tasks/task-table.js");
 const { callerHref, noModuleFile } = require("../tasks/caller.js");
-const { codedError } = require("../errors.js");
+const { CODE, codedError } = require("../errors.js");
 const { WORKER_MARK } = require("../tasks/worker-context.js");
 const { serverApi } = require("../server/api.js");
 
@@ -60,7 +60,7 @@ function refuseWithoutModuleFile(table) {
     if (name === null) continue;
     throw codedError(
       TypeError,
-      "KNT_NO_MODULE_FILE",
+      CODE.NO_MODULE_FILE,
       `knitting-native: task "${entry.name}" is declared in ${name} (node -e, a REPL or stdin), which is no ` +
         "module file, and workers import the module that declares each task: put the tasks in a module file " +
         "(tasks.mjs, say) and import them from there, or run the script as node script.mjs",
@@ -71,7 +71,7 @@ function refuseWithoutModuleFile(table) {
 /** A TypeError for createPool used in the wrong form. */
 function formError(message) {
   const err = new TypeError(`knitting-native: ${message}`);
-  err.code = "KNT_CREATE_POOL_FORM";
+  err.code = CODE.CREATE_POOL_FORM;
   return err;
 }
 

@@ -6,6 +6,7 @@
 // worker would start pools of its own). Using it is the mistake, and throws;
 // holding it, awaiting `ready` and disposing it (`using pool = ...`) are not.
 
+const { CODE } = require("../errors.js");
 const { isPoolWorker, POOL_WORKER_ENV } = require("../tasks/worker-context.js");
 
 /** The Error that using an inert pool throws, `what` being what was used. */
@@ -19,7 +20,7 @@ function poolInWorkerError(what) {
       "it is inert (it starts no worker). Put the calls behind `if (isMain) { ... }` (isMain is false inside " +
       "workers).",
   );
-  err.code = "KNT_POOL_IN_WORKER";
+  err.code = CODE.POOL_IN_WORKER;
   return err;
 }
 

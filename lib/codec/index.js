@@ -9,7 +9,7 @@
 const { Encoder } = require("./encode.js");
 const { decode } = require("./decode.js");
 const { CODEC_ERRORS, codecError, placeOf } = require("./format.js");
-const { transfer, Transfer, TRANSFER_MIN_BYTES, movedCopy } = require("./transfer.js");
+const { transfer, Transfer, TRANSFER_MIN_BYTES, TRANSFER_ERROR, movedCopy } = require("./transfer.js");
 const { copyBytes } = require("./copy.js");
 
 module.exports = {
@@ -21,6 +21,7 @@ module.exports = {
   transfer,
   Transfer,
   TRANSFER_MIN_BYTES,
+  TRANSFER_ERROR,
   movedCopy,
   copyBytes,
 };

@@ -9,6 +9,7 @@ const { queueFullError } = require("../server/queue-limit.js");
 const { isPowerOfTwo } = require("./loop.js");
 const Slot = require("../protocol/slot.js");
 const {
+  CODE,
   timeoutError,
   hardTimeoutError,
   abandonedCallError,
@@ -401,7 +402,7 @@ function checkCallOptions(callOptions, name) {
   try {
     return readCallOptions(callOptions, name);
   } catch (err) {
-    err.code = "KNT_INVALID_OPTION";
+    err.code = CODE.INVALID_OPTION;
     throw err;
   }
 }

@@ -24,7 +24,7 @@ const { Encoder } = require("../codec/index.js");
 const { SlotWriter } = require("../payload/slot-writer.js");
 const { PayloadRegion } = require("../payload/region.js");
 const { workerTable, unknownTaskTrap } = require("../tasks/task-table.js");
-const { shutdownError, WorkerExitError, codedError } = require("../errors.js");
+const { CODE, shutdownError, WorkerExitError, codedError } = require("../errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
 const { WORKER_MARK } = require("../tasks/worker-context.js");
@@ -51,7 +51,7 @@ function checkInlineOnly(options, table) {
   if (imported !== undefined) {
     throw codedError(
       TypeError,
-      "KNT_INVALID_OPTION",
+      CODE.INVALID_OPTION,
       `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
         `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
     );
@@ -287,7 +287,7 @@ class Pool {
           reported ||
             codedError(
               Error,
-              "KNT_WORKER_EXIT",
+              CODE.WORKER_EXIT,
               `knitting-native: worker ${lane} (${label}) exited with ${how} while starting`,
             ),
         );
@@ -302,7 +302,7 @@ class Pool {
       this.topology.workersChanged();
       const own =
         reported ||
-        codedError(Error, "KNT_WORKER_EXIT", `knitting-native: worker ${lane} (${label}) exited with ${how}`);
+        codedError(Error, CODE.WORKER_EXIT, `knitting-native: worker ${lane} (${label}) exited with ${how}`);
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
       if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
       // A worker that died running a call was killed by that task, not by
@@ -395,7 +395,7 @@ class Pool {
       return Promise.reject(
         codedError(
           RangeError,
-          "KNT_INVALID_ARGUMENT",
+          CODE.INVALID_ARGUMENT,
           `knitting-native: shutdown(delayMs): delayMs must be a non-negative number of milliseconds, got ` +
             `${String(delayMs)}`,
         ),

@@ -1,5 +1,5 @@
 "use strict";
-const { workerStartFailedError } = require("../errors.js");
+const { CODE, workerStartFailedError } = require("../errors.js");
 
 // Workers that keep dying while they start. A task module whose top level
 // fails after the worker reported ready (a server listening on a port the
@@ -108,7 +108,7 @@ class StartupWatch {
         `The first error: ${err && err.stack ? err.stack : String(err)}`,
     );
     warning.name = "KnittingNativeWarning";
-    warning.code = "KNT_WORKER_START_FAILED";
+    warning.code = CODE.WORKER_START_FAILED;
     process.emitWarning(warning);
   }
 

@@ -2,13 +2,15 @@
 // What every option check shares: the error every bad option raises (with
 // its code) and the checks of a value's type and range.
 
+const { CODE } = require("../errors.js");
+
 /**
  * An invalid option: a TypeError (wrong type, unknown key) or RangeError
  * (out of bounds) whose `code` lets callers tell it from other errors.
  */
 function optionError(Ctor, message) {
   const err = new Ctor(message);
-  err.code = "KNT_INVALID_OPTION";
+  err.code = CODE.INVALID_OPTION;
   return err;
 }
 

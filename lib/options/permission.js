@@ -12,6 +12,7 @@
 // the rest into its own start-up flags. A runtime without an entry accepts
 // only "unsafe".
 
+const { CODE } = require("../errors.js");
 const { dirname, isAbsolute, join, resolve } = require("node:path");
 const { fileURLToPath } = require("node:url");
 const { host } = require("../runtimes/index.js");
@@ -55,7 +56,7 @@ const SYS_NAMES = [
 
 function optionError(message) {
   const err = new TypeError(`knitting-native: ${message}`);
-  err.code = "KNT_INVALID_OPTION";
+  err.code = CODE.INVALID_OPTION;
   return err;
 }
 

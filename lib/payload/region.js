@@ -42,7 +42,7 @@
 
 const native = require("../native/index.js");
 const { decode, CODEC_ERRORS, codecError, copyBytes } = require("../codec/index.js");
-const { regionCorruptError } = require("../errors.js");
+const { CODE, regionCorruptError } = require("../errors.js");
 const { Chunks, MAX_CARVED, NOT_CARVED } = require("./chunks.js");
 
 const L = native.layout();
@@ -254,7 +254,7 @@ class PayloadRegion {
       try {
         result = this.arena.alloc(size);
       } catch (err) {
-        if (err && err.code === "KNT_REGION_CORRUPT") throw err;
+        if (err && err.code === CODE.REGION_CORRUPT) throw err;
         throw limitError(`payload of ${size} bytes could not be placed in the payload region: ${err.message}`, err);
       }
       if (result > 0) return result;

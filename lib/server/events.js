@@ -12,6 +12,7 @@
 // pool half-updated. So listeners added right after createPool() also hear
 // of the first workers. A "drain" nobody listens to costs a counter check.
 
+const { CODE } = require("../errors.js");
 const { EventEmitter } = require("node:events");
 
 const EVENTS = ["drain", "workerCreate", "workerExit"];
@@ -61,12 +62,12 @@ class PoolEvents {
         `knitting-native: pool.${method}(name, listener): unknown event ${JSON.stringify(String(name))}; ` +
           `events: ${EVENTS.map((e) => JSON.stringify(e)).join(", ")}`,
       );
-      err.code = "KNT_INVALID_OPTION";
+      err.code = CODE.INVALID_OPTION;
       throw err;
     }
     if (typeof listener !== "function") {
       const err = new TypeError(`knitting-native: pool.${method}("${name}", listener): listener must be a function`);
-      err.code = "KNT_INVALID_OPTION";
+      err.code = CODE.INVALID_OPTION;
       throw err;
     }
     if (method === "off") this.emitter.off(name, listener);
@@ -80,7 +81,7 @@ function exitReason(pool, lane, recycled) {
   if (recycled !== null) return "recycle";
   // Terminated by the host, even if it ends after shutdown began.
   const killed = pool.killedFor[lane];
-  if (killed !== null) return killed.code === "KNT_ABANDONED_CALL" ? "abandoned" : "hardTimeout";
+  if (killed !== null) return killed.code === CODE.ABANDONED_CALL ? "abandoned" : "hardTimeout";
   if (pool.isClosed()) return "shutdown";
   if (!pool.everReady[lane]) return "startFailed";
   return "crash";

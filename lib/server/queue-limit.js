@@ -13,6 +13,7 @@
 // writable stream's "drain" means "the buffer is empty", not "one byte
 // left").
 
+const { CODE } = require("../errors.js");
 const { SLOTS_PER_WORKER } = require("../options/server.js");
 
 /** The call was refused: `max` calls already wait for a slot. */
@@ -21,7 +22,7 @@ function queueFullError(max, name) {
     `knitting-native: cannot queue "${name}": ${max} calls already wait for a free worker slot (maxQueue ${max}); ` +
       'shed the request, or wait for the pool\'s "drain" event',
   );
-  err.code = "KNT_QUEUE_FULL";
+  err.code = CODE.QUEUE_FULL;
   return err;
 }
 

@@ -12,6 +12,7 @@
 // futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on
 // which Atomics.wait throws and Atomics.notify wakes nobody.
 
+const { CODE } = require("../errors.js");
 const { spawn } = require("node:child_process");
 const { EventEmitter } = require("node:events");
 const { accessSync, constants } = require("node:fs");
@@ -80,7 +81,7 @@ function resolveExecutable(proc) {
 
 function unavailable(message) {
   const err = new Error(`knitting-native: ${message}`);
-  err.code = "KNT_RUNTIME_UNAVAILABLE";
+  err.code = CODE.RUNTIME_UNAVAILABLE;
   return err;
 }
 

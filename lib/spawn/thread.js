@@ -3,6 +3,7 @@
 // memory, `new Worker` for each lane, Atomics.notify to wake a parked worker.
 // (The process runtime, spawn/process.js, offers the same four methods.)
 
+const { CODE } = require("../errors.js");
 const { Worker } = require("node:worker_threads");
 const { join } = require("node:path");
 const runtimes = require("../runtimes/index.js");
@@ -17,7 +18,7 @@ class ThreadRuntime {
           `${runtimes.host.version()} (its worker threads have no per-worker heap limits); leave it ` +
           `out on this runtime`,
       );
-      err.code = "KNT_INVALID_OPTION";
+      err.code = CODE.INVALID_OPTION;
       throw err;
     }
     this.threadOptions = runtimes.host.threadOptions(worker.resourceLimits);

@@ -4,6 +4,7 @@
 // a worker finds the function: by stable id for task(), by export name for a
 // bare function exported from the module that created the pool.
 
+const { CODE } = require("../errors.js");
 const { readFileSync } = require("node:fs");
 const { fileURLToPath } = require("node:url");
 const { isTask } = require("./task.js");
@@ -58,8 +59,7 @@ function buildTaskTable(tasks, poolHref) {
     return readTaskTable(tasks, poolHref);
   } catch (err) {
     // A wrong tasks object: KNT_INVALID_TASK unless the error has its own code.
-    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined)
-      err.code = "KNT_INVALID_TASK";
+    if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined) err.code = CODE.INVALID_TASK;
     throw err;
   }
 }
@@ -82,7 +82,7 @@ function readTaskTable(tasks, poolHref) {
     const err = new RangeError(
       `knitting-native: createPool(options)(tasks): ${names.length} tasks; a pool takes at most ${MAX_TASKS}`,
     );
-    err.code = "KNT_TOO_MANY_TASKS";
+    err.code = CODE.TOO_MANY_TASKS;
     throw err;
   }
   let exported; // the pool module's exported names, read once if a bare function needs them
@@ -151,7 +151,7 @@ function unknownTaskTrap(names) {
       if (typeof key !== "string" || key === "then") return undefined;
       return function unknownTask() {
         const err = new TypeError(`knitting-native: pool.call.${key} is not a task of this pool; its tasks: ${list}`);
-        err.code = "KNT_UNKNOWN_TASK";
+        err.code = CODE.UNKNOWN_TASK;
         throw err;
       };
     },

@@ -5,7 +5,7 @@
 
 const native = require("../native/index.js");
 const { callerHref } = require("./caller.js");
-const { codedError } = require("../errors.js");
+const { CODE, codedError } = require("../errors.js");
 
 const TASK = Symbol.for("knitting-native.task");
 
@@ -19,16 +19,12 @@ function stableTaskID(href, at) {
   if (typeof href !== "string") {
     throw codedError(
       TypeError,
-      "KNT_INVALID_ARGUMENT",
+      CODE.INVALID_ARGUMENT,
       `stableTaskID(href, at): href must be a string, got ${typeof href}`,
     );
   }
   if (typeof at !== "number") {
-    throw codedError(
-      TypeError,
-      "KNT_INVALID_ARGUMENT",
-      `stableTaskID(href, at): at must be a number, got ${typeof at}`,
-    );
+    throw codedError(TypeError, CODE.INVALID_ARGUMENT, `stableTaskID(href, at): at must be a number, got ${typeof at}`);
   }
   return native.stableTaskID(href, at);
 }
@@ -134,7 +130,7 @@ function withOptionCode(define, definition, createSingleTaskPool) {
     return define(definition, createSingleTaskPool);
   } catch (err) {
     if ((err instanceof TypeError || err instanceof RangeError) && err.code === undefined)
-      err.code = "KNT_INVALID_OPTION";
+      err.code = CODE.INVALID_OPTION;
     throw err;
   }
 }

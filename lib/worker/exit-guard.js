@@ -10,6 +10,7 @@
 // To name the task, each call runs through `runGuarded`: the name of the
 // task running synchronously, and of those whose promise is pending.
 
+const { CODE } = require("../errors.js");
 const { invoke } = require("./invoke.js");
 
 let running = null; // the task whose synchronous part runs now
@@ -30,7 +31,7 @@ function refusal(what, why) {
     `knitting-native: ${what} was called by ${who} in a worker thread and refused: ${why}. Throw an ` +
       `error or return instead; the worker keeps running.`,
   );
-  err.code = "KNT_PROCESS_EXIT_REFUSED";
+  err.code = CODE.PROCESS_EXIT_REFUSED;
   err.task = running !== null ? running : pending.size === 1 ? [...pending.keys()][0] : undefined;
   return err;
 }

@@ -16,7 +16,7 @@ const Slot = require("../protocol/slot.js");
 const { openLane } = require("./lane-loop.js");
 const { openSteal } = require("./steal-loop.js");
 const { Encoder } = require("../codec/index.js");
-const { regionCorruptError, codedError, placeValueError } = require("../errors.js");
+const { CODE, regionCorruptError, codedError, placeValueError } = require("../errors.js");
 const { PayloadRegion } = require("../payload/region.js");
 const { SlotWriter } = require("../payload/slot-writer.js");
 const { WaitingAnswers } = require("./room-wait.js");
@@ -113,7 +113,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     if (typeof fn !== "function") {
       throw codedError(
         TypeError,
-        "KNT_INVALID_OPTION",
+        CODE.INVALID_OPTION,
         `knitting-native: worker.bootstrap: ${bootstrap.href} has no exported function "${bootstrap.name}"`,
       );
     }
@@ -135,7 +135,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         if (!found) {
           throw codedError(
             Error,
-            "KNT_TASK_NOT_FOUND",
+            CODE.TASK_NOT_FOUND,
             `knitting-native: task "${entry.name}" (declared as task() #${entry.at} of ${entry.href}) was not found ` +
               "when the worker imported that module; declare tasks at the module's top level, unconditionally",
           );
@@ -146,7 +146,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
           // and worker (one of them runs only on one side).
           throw codedError(
             Error,
-            "KNT_TASK_MISMATCH",
+            CODE.TASK_MISMATCH,
             `knitting-native: task "${entry.name}" is task() #${entry.at} of ${entry.href} in the host, but that ` +
               "position holds a different function in the worker; declare every task() at the module's top level, " +
               "unconditionally, so host and workers count them alike",
@@ -159,7 +159,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         if (typeof fn !== "function") {
           throw codedError(
             TypeError,
-            "KNT_TASK_NOT_FOUND",
+            CODE.TASK_NOT_FOUND,
             `knitting-native: importTask "${entry.name}": ${entry.href} has no exported function "${entry.exportName}"`,
           );
         }
@@ -172,7 +172,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       ) {
         throw codedError(
           TypeError,
-          "KNT_TASK_MISMATCH",
+          CODE.TASK_MISMATCH,
           `knitting-native: task "${entry.name}" is not the function that ${entry.href} exports as "${entry.name}"; ` +
             "export the function itself or declare it with task({ f })",
         );
