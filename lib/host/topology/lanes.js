@@ -5,7 +5,8 @@
 // (lib/host/topology/inline.js). The pool (host/pool.js) drives it through the same
 // interface as lib/host/topology/steal.js (see there).
 
-const { L, HostLane, lowestBit } = require("../../protocol/lane.js");
+const { L, lowestBit } = require("../../protocol/layout.js");
+const { HostLane } = require("../../protocol/lane.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline.js");
 const Slot = require("../../protocol/slot.js");
