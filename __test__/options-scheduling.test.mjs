@@ -10,7 +10,7 @@ import { keyPattern } from "./helpers/errors.mjs";
 
 const require = createRequire(import.meta.url);
 const { resolveOptions, resolveTopology, MAX_STEAL_CLAIMANTS, LANE_SLOTS } = require("../lib/options/index.js");
-const { L } = require("../lib/protocol/lane.js");
+const { L } = require("../lib/protocol/layout.js");
 
 /** resolveOptions as createPool calls it, with `env` instead of process.env. */
 const resolve = (options, env = {}) => resolveOptions(options, L.maxLanes, L.maxAbortSlots, env);

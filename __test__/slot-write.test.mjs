@@ -14,7 +14,7 @@ const { SlotWriter } = require("../lib/payload/slot-writer.js");
 const { PayloadRegion } = require("../lib/payload/region.js");
 const { Encoder, decode } = require("../lib/codec/index.js");
 const { NO_EXT } = require("../lib/protocol/slot.js");
-const { L } = require("../lib/protocol/lane.js");
+const { L } = require("../lib/protocol/layout.js");
 
 const MIB = 1024 * 1024;
 const row = (i) => ({ id: i, name: `row-${i}`, price: 1.5 + i, tags: ["a", "b", i], ok: i % 2 === 0 });

@@ -1,11 +1,17 @@
 // The shape of lib/ that keeps it readable: no import cycle, no file past
-// ~500 lines, and one module (lib/protocol/slot.js) that knows a slot's header words.
+// ~500 lines, one module (lib/protocol/slot.js) that knows a slot's header words, and
+// one (lib/protocol/layout.js) that reads Rust's layout().
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { L, FIELDS, checkLayout, maskOf, lowestBit, nextBit, popcount } = require("../lib/protocol/layout.js");
+const { AUTO_QUEUE_PER_WORKER } = require("../lib/options/server.js");
 
 const LIB = join(dirname(fileURLToPath(import.meta.url)), "..", "lib");
 const files = readdirSync(LIB, { recursive: true })
@@ -71,6 +77,8 @@ test("only lib/protocol/slot.js names a slot's header words", () => {
       .split("\n")
       .forEach((line, i) => {
         checked++;
+        // layout.js lists the fields it checks, by name.
+        if (f === "protocol/layout.js" && /^\s*"\w+",$/.test(line)) return;
         assert.doesNotMatch(line, headerWords, `lib/${f}:${i + 1} names a header word: ${line.trim()}`);
         assert.doesNotMatch(line, literalOffset, `lib/${f}:${i + 1} adds a literal to a slot's word: ${line.trim()}`);
       });
@@ -118,4 +126,78 @@ test("only lib/protocol/messages.js spells a control message's type or a worker'
     assert.ok(senders.includes(f), `host end lib/${f} imports the table`);
   for (const f of ["worker/serve.js", "worker/thread-main.js", "worker/process-main.js"])
     assert.ok(senders.includes(f), `worker end lib/${f} imports the table`);
+});
+
+// A line's code without its string literals and comments (an error message or a
+// comment may name layout() or NO_EXT).
+const code = (line) =>
+  /^\s*(\/\*|\*)/.test(line)
+    ? ""
+    : line.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`/g, '""').replace(/\/\/.*$/, "");
+
+/** `lib/<file>:<line>` of every line of lib/ whose code matches `pattern`. */
+function linesMatching(pattern) {
+  const out = [];
+  for (const f of files) {
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        if (pattern.test(code(line))) out.push(`lib/${f}:${i + 1}`);
+      });
+  }
+  return out;
+}
+
+test("only lib/protocol/layout.js calls native.layout(); every L.<field> lib/ reads is one it checks", () => {
+  const calls = linesMatching(/\blayout\s*\(\s*\)/);
+  assert.equal(calls.length, 1, `layout() calls (take L from lib/protocol/layout.js instead): ${calls.join(", ")}`);
+  assert.match(calls[0], /^lib\/protocol\/layout\.js:/);
+  const fieldsRead = new Set();
+  for (const f of files) {
+    for (const line of source(f).split("\n")) {
+      for (const m of code(line).matchAll(/\bL\.([A-Za-z_$][\w$]*)/g)) fieldsRead.add(m[1]);
+    }
+  }
+  assert.ok(fieldsRead.size > 20, `fields read: ${fieldsRead.size}`);
+  const unchecked = [...fieldsRead].filter((name) => !FIELDS.includes(name));
+  assert.deepEqual(unchecked, [], "fields lib/ reads that lib/protocol/layout.js's FIELDS does not check");
+});
+
+test("NO_EXT is defined in one place, lib/protocol/layout.js", () => {
+  const definitions = linesMatching(/\bNO_EXT\s*=[^=]|\.noExt\b/);
+  assert.equal(definitions.length, 1, `NO_EXT definitions: ${definitions.join(", ")}`);
+  assert.match(definitions[0], /^lib\/protocol\/layout\.js:/);
+});
+
+test("the layout is checked once and frozen: a missing or non-numeric field is an error naming it", () => {
+  assert.ok(Object.isFrozen(L));
+  for (const name of FIELDS) assert.ok(Number.isFinite(L[name]), `L.${name} is ${L[name]}`);
+  // A lane's state is one 32-bit word, and maxQueue "auto" is L.slotCount per worker.
+  assert.equal(L.slotCount, 32);
+  assert.equal(AUTO_QUEUE_PER_WORKER, L.slotCount);
+  const { slotStride, ...withoutStride } = L;
+  assert.ok(slotStride > 0);
+  assert.throws(() => checkLayout(withoutStride), { name: "Error", message: /no field "slotStride"/ });
+  assert.throws(() => checkLayout({ ...L, wordArmed: "17" }), {
+    message: /field "wordArmed" is 17, not a finite number/,
+  });
+  assert.throws(() => checkLayout({ ...L, doneStride: Number.NaN }), { message: /field "doneStride" is NaN/ });
+  assert.throws(() => checkLayout(undefined), { message: /returned undefined, not an object/ });
+  assert.deepEqual(checkLayout({ ...L }), L);
+});
+
+test("maskOf and the bit helpers the lane and steal protocols share", () => {
+  assert.equal(maskOf(32), -1);
+  assert.equal(maskOf(31), 0x7fffffff);
+  assert.equal(maskOf(5), 0b11111);
+  assert.equal(maskOf(1), 1);
+  assert.equal(maskOf(0), 0);
+  assert.equal(lowestBit(0b101000), 3);
+  assert.equal(lowestBit(-2147483648), 31);
+  assert.equal(nextBit(0b1001, 1), 3);
+  assert.equal(nextBit(0b1001, 4), 0);
+  assert.equal(nextBit(0b1001, 32), 0);
+  assert.equal(nextBit(0, 0), -1);
+  assert.equal(popcount(-1), 32);
+  assert.equal(popcount(0b1011), 3);
 });

@@ -38,7 +38,7 @@ import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 const require = createRequire(import.meta.url);
 const lane = require("../../lib/protocol/lane.js");
 const { laneEmptied } = require("../../lib/server/recycle.js");
-const { L } = lane;
+const { L, lowestBit } = require("../../lib/protocol/layout.js");
 
 const REAL_ATOMICS = globalThis.Atomics;
 const REAL_LOAD = (mem, i) => REAL_ATOMICS.load(mem, i);
@@ -217,7 +217,7 @@ export class LaneModel {
     function settleFinished() {
       let finished = h.takeFinished();
       while (finished !== 0) {
-        const slot = lane.lowestBit(finished);
+        const slot = lowestBit(finished);
         finished &= finished - 1;
         const c = h.release(slot);
         localEffect(() => {

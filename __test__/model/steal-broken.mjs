@@ -6,7 +6,7 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 const { HostSubmit, Claimant } = require("../../lib/protocol/steal.js");
-const { L, lowestBit } = require("../../lib/protocol/lane.js");
+const { L, lowestBit } = require("../../lib/protocol/layout.js");
 
 /** Step 2 in the wrong order: OWNER = 0 before the PENDING bits (a stale bit). */
 class OwnerBeforePending extends HostSubmit {

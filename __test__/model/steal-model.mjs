@@ -59,7 +59,7 @@ import { effect, localEffect, choose, snapshot, restore, baseOf, step, STUCK, Mo
 import { callerBurst, pumpAndFlush } from "./host-calls.mjs";
 
 const require = createRequire(import.meta.url);
-const { L } = require("../../lib/protocol/lane.js");
+const { L } = require("../../lib/protocol/layout.js");
 const steal = require("../../lib/protocol/steal.js");
 const { leaveWhenEmpty } = require("../../lib/worker/recycle.js");
 

@@ -5,7 +5,7 @@
 // (api/inert-pool.js) instead, without loading this module.
 
 const { Pool } = require("../host/pool.js");
-const { L } = require("../protocol/lane.js");
+const { L } = require("../protocol/layout.js");
 const { resolveOptions } = require("../options/index.js");
 const { buildTaskTable } = require("../tasks/task-table.js");
 const { callerHref, noModuleFile } = require("../tasks/caller.js");

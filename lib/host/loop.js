@@ -14,6 +14,7 @@
 // over bursts of long and tiny calls, with broken variants it must catch.
 
 const native = require("../native/index.js");
+const { L } = require("../protocol/layout.js");
 const doorbell = require("../protocol/doorbell.js");
 
 // Drain passes with nothing found before the host arms the doorbell and
@@ -47,7 +48,7 @@ const DEFAULT_MAX_BACKOFF_MS = 8;
 // stops: no call in flight, or asleep): a worker about to spin moves off
 // that CPU if another is idle (src/placement.rs; docs/measurements.md,
 // "Sequential latency").
-const W_HOST_CPU = native.layout().wordHostCpu;
+const W_HOST_CPU = L.wordHostCpu;
 
 const isPowerOfTwo = (n) => n > 0 && (n & (n - 1)) === 0;
 

@@ -3,9 +3,8 @@
 // the inliner, and whether and how the pool steals (the topology).
 
 const native = require("../native/index.js");
+const { L } = require("../protocol/layout.js");
 const { optionError, describe, checkKeys, checkObject, integerIn, oneOf, boolean, quoteList } = require("./checks.js");
-
-const L = native.layout();
 
 // Slots per worker (a lane's state is one 32-bit mask, lib/protocol/lane.js) and the
 // most workers a steal section serves: Rust's layout() owns both.

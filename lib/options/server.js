@@ -4,14 +4,15 @@
 // `worker.maxMemoryBeforeRecycle`). Validated here, with the same errors as
 // every other option (options/index.js: KNT_INVALID_OPTION).
 
-/** Calls each worker holds in its slots: a lane's, or its share of the stealing region. */
-const SLOTS_PER_WORKER = 32;
+const { L } = require("../protocol/layout.js");
+
 /**
  * maxQueue "auto": the queue may hold as many calls as the workers' slots
- * do (32 per worker), so calls wait at most about two slots' worth of work
+ * do (L.slotCount per worker: a lane's, or its share of the stealing
+ * region), so calls wait at most about two slots' worth of work
  * before one is refused.
  */
-const AUTO_QUEUE_PER_WORKER = SLOTS_PER_WORKER;
+const AUTO_QUEUE_PER_WORKER = L.slotCount;
 /** Far past any useful value: there to turn a slip (1e12) into an error. */
 const MAX_QUEUE = 2 ** 30;
 const MAX_CALLS_BEFORE_RECYCLE = 2 ** 31 - 1;
@@ -101,5 +102,4 @@ module.exports = {
   SERVER_KEYS,
   RECYCLE_KEYS,
   AUTO_QUEUE_PER_WORKER,
-  SLOTS_PER_WORKER,
 };

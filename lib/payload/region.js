@@ -44,9 +44,8 @@ const native = require("../native/index.js");
 const { decode, CODEC_ERRORS, codecError, copyBytes } = require("../codec/index.js");
 const { CODE, regionCorruptError } = require("../errors.js");
 const { Chunks, MAX_CARVED, NOT_CARVED } = require("./chunks.js");
+const { L, NO_EXT } = require("../protocol/layout.js");
 
-const L = native.layout();
-const NO_EXT = L.noExt | 0; // as an Int32Array element reads it
 /** tryWrite's answer when the region is full of live blocks right now. */
 const NO_ROOM = 0; // never an offset: the arena's header lives there
 const W_ROOM_SEQ = L.wordRoomSeq;

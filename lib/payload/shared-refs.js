@@ -34,7 +34,7 @@
 
 const { MessageChannel, receiveMessageOnPort } = require("node:worker_threads");
 const { codecError, CODEC_ERRORS, Transfer, TRANSFER_MIN_BYTES, movedCopy } = require("../codec/index.js");
-const { L } = require("../protocol/lane.js");
+const { L } = require("../protocol/layout.js");
 
 const HOST = 0;
 // Moved buffers received and not claimed yet, per port: legitimately at most

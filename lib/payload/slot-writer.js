@@ -13,8 +13,7 @@
 // slot if they fit after all (and then tries the slot first again). The
 // bytes are the same either way: encodeInto and encode write one format.
 
-const { L } = require("../protocol/lane.js");
-const { NO_EXT } = require("../protocol/slot.js");
+const { L, NO_EXT } = require("../protocol/layout.js");
 const { NO_ROOM } = require("./region.js");
 
 const INLINE = L.inlineBytes;

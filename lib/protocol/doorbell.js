@@ -3,9 +3,8 @@
 // up in src/doorbell.rs): a worker announces each publication, the host
 // arms before it sleeps. COUNTER and ARMED come from Rust's layout().
 
-const native = require("../native/index.js");
+const { L } = require("./layout.js");
 
-const L = native.layout();
 const W_COUNTER = L.wordCounter;
 const W_ARMED = L.wordArmed;
 

@@ -9,7 +9,7 @@
 // every shared-memory access they make. Every access to a shared word here
 // is an `Atomics` call (the checker stands in for `Atomics`); slot contents
 // are plain bytes ordered by them, written by host/slots.js and worker/serve.js. All
-// offsets come from Rust's layout().
+// offsets come from Rust's layout() (protocol/layout.js).
 //
 // # Words
 // Every lane belongs to one worker and has `slotCount` (32) slots and two
@@ -62,14 +62,8 @@
 // notify came: found by the model checker, __test__/model/lane-model.mjs);
 // waiting on SLEEPING, its wait sees the 0 and returns at once.
 
-const native = require("../native/index.js");
-
+const { L, lowestBit, maskOf } = require("./layout.js");
 const { announce } = require("./doorbell.js");
-
-const L = native.layout();
-
-/** Index of the lowest set bit of a non-zero 32-bit mask. */
-const lowestBit = (mask) => 31 - Math.clz32(mask & -mask);
 
 /** Word and byte offsets of one lane, shared by both ends. */
 class LaneGeometry {
@@ -103,7 +97,7 @@ class HostLane extends LaneGeometry {
     this.busy = 0; // slots handed out and not yet consumed
     this.calls = new Array(L.slotCount).fill(null);
     this.inFlight = 0;
-    this.slotMask = L.slotCount === 32 ? -1 : (1 << L.slotCount) - 1;
+    this.slotMask = maskOf(L.slotCount);
   }
   /** Whether a balancer may give this lane another call. */
   accepts() {
@@ -280,4 +274,4 @@ class WorkerLane extends LaneGeometry {
   }
 }
 
-module.exports = { L, HostLane, WorkerLane, lowestBit };
+module.exports = { HostLane, WorkerLane };

@@ -18,9 +18,7 @@
 // the worker may write it (hard timeouts, a dead worker), so it loads it
 // atomically.
 
-const native = require("../native/index.js");
-
-const L = native.layout();
+const { L, NO_EXT } = require("./layout.js");
 
 const TASK = L.slotWordTask;
 const CALL = L.slotWordCall;
@@ -31,9 +29,6 @@ const STARTED_WORD = L.slotWordStarted;
 const OWNER = L.slotWordOwner;
 const RUN_MICROS = L.slotWordRunMicros;
 const MAX_RUN_MICROS = 2 ** 31 - 1;
-
-/** EXT when the bytes are inline, as an Int32Array element reads it. */
-const NO_EXT = L.noExt | 0;
 
 /**
  * A response's status (in the TASK word, where the request had its task

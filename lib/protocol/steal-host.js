@@ -4,8 +4,8 @@
 // why it holds, is written up in lib/protocol/steal.js, which exports this class too;
 // the model checker (__test__/model/) runs it as it runs the claimant.
 
-const { lowestBit } = require("./lane.js");
-const { StealEnd, popcount, nextBit } = require("./steal-words.js");
+const { lowestBit, popcount, nextBit } = require("./layout.js");
+const { StealEnd } = require("./steal-words.js");
 const { ownerWord } = require("./slot.js");
 
 /** The host's end (steps 1, 2 and 5, and taking back a dead worker's calls). */

@@ -1,25 +1,9 @@
 "use strict";
 // Where the words of a steal section are (lib/protocol/steal.js is the protocol that
-// uses them), from the section's offset and Rust's layout(); the bit
-// helpers both ends use; and what both ends do with the words (StealEnd).
+// uses them), from the section's offset and Rust's layout() (protocol/layout.js,
+// with the bit helpers); and what both ends do with the words (StealEnd).
 
-const { L, lowestBit } = require("./lane.js");
-
-/**
- * The first set bit of `mask` at or after bit `from` (wrapping around), or
- * -1.
- */
-function nextBit(mask, from) {
-  if (mask === 0) return -1;
-  const ahead = from >= 32 ? 0 : mask & (-1 << from);
-  return lowestBit(ahead !== 0 ? ahead : mask);
-}
-
-const popcount = (x) => {
-  let n = 0;
-  for (; x !== 0; x &= x - 1) n++;
-  return n;
-};
+const { L, lowestBit, maskOf } = require("./layout.js");
 
 /** Word and byte offsets of one steal section, shared by both ends (addresses only). */
 class StealGeometry {
@@ -36,7 +20,7 @@ class StealGeometry {
     this.regionLanes = regionLanes;
     this.width = width;
     this.slots = regionLanes * width;
-    this.full = width === 32 ? -1 : (1 << width) - 1;
+    this.full = maskOf(width);
     const base = sectionByte / 4;
     this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
     this.sleepers = base + L.stealWordSleepers;
@@ -91,4 +75,4 @@ class StealEnd extends StealGeometry {
   }
 }
 
-module.exports = { StealGeometry, StealEnd, nextBit, popcount };
+module.exports = { StealGeometry, StealEnd };

@@ -13,7 +13,7 @@
 // shared word here is an `Atomics` call (the checker stands in for
 // `Atomics`); slot contents (request, response) are plain bytes ordered by
 // those atomics and are written by host/slots.js and worker/serve.js. Offsets come from
-// Rust's layout() (protocol/steal-words.js).
+// Rust's layout() (protocol/layout.js, protocol/steal-words.js).
 //
 // # Words
 // The section has G region lanes of `width` slots each (width <= 32).
@@ -112,8 +112,8 @@
 // worker is idle (so one event loop does not collect every async call); it
 // parks, and the end of its last async call wakes it through its own WAKE.
 
-const { lowestBit } = require("./lane.js");
-const { StealGeometry, StealEnd, nextBit, popcount } = require("./steal-words.js");
+const { lowestBit, nextBit, popcount, maskOf } = require("./layout.js");
+const { StealGeometry, StealEnd } = require("./steal-words.js");
 const { ownerWord } = require("./slot.js");
 const { announce } = require("./doorbell.js");
 // The host's end (steps 1, 2 and 5, and taking back), in a module of its own.
@@ -276,9 +276,7 @@ class Claimant extends StealEnd {
   /** Takes the one spinning turn if spinning leaves the host a core. */
   maySpin() {
     if (this.spinning) return true;
-    const busy = popcount(
-      ~Atomics.load(this.i32, this.idle) & ~this.bit & (this.workers === 32 ? -1 : (1 << this.workers) - 1),
-    );
+    const busy = popcount(~Atomics.load(this.i32, this.idle) & ~this.bit & maskOf(this.workers));
     if (busy > this.spinBusyLimit) return false;
     this.spinning = Atomics.compareExchange(this.i32, this.spinner, 0, this.me) === 0;
     return this.spinning;

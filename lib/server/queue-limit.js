@@ -1,6 +1,6 @@
 "use strict";
 // createPool's `maxQueue`: the most calls that may wait in the host's queue
-// for a free slot (every worker holds up to 32 calls in its slots; only
+// for a free slot (every worker holds up to L.slotCount calls in its slots; only
 // calls beyond those wait). A call that would wait beyond the limit is
 // refused at once with a RangeError (KNT_QUEUE_FULL); calls already taken
 // are never affected. So a server sheds load before memory grows.
@@ -14,8 +14,6 @@
 // left").
 
 const { CODE } = require("../errors.js");
-const { SLOTS_PER_WORKER } = require("../options/server.js");
-
 /** The call was refused: `max` calls already wait for a slot. */
 function queueFullError(max, name) {
   const err = new RangeError(
@@ -66,4 +64,4 @@ class QueueLimit {
   }
 }
 
-module.exports = { QueueLimit, queueFullError, SLOTS_PER_WORKER };
+module.exports = { QueueLimit, queueFullError };

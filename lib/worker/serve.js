@@ -11,7 +11,7 @@
 const native = require("../native/index.js");
 // The runtime this worker runs on ("node", "bun", "deno"), for the bootstrap context.
 const runtimeName = require("../runtimes/index.js").host.name;
-const { L } = require("../protocol/lane.js");
+const { L } = require("../protocol/layout.js");
 const Slot = require("../protocol/slot.js");
 const { openLane } = require("./lane-loop.js");
 const { openSteal } = require("./steal-loop.js");

@@ -19,7 +19,11 @@
 //!   +0    host line     REQ (request bits, written only by the host)
 //!   +64   worker line   RES (response bits, written only by the worker), SLEEPING
 //!   +128  slot 0 .. slot 31, SLOT_STRIDE bytes each:
-//!           +0  word TASK/STATUS  request: task index; response: 0 value, 1 thrown
+//!           +0  word TASK/STATUS  request: task index (0..65535); response: the
+//!                                 status, 0x4b4e5600 value or 0x4b4e5601 thrown
+//!                                 (values no task index takes, so a slot read
+//!                                 before its answer is told from one:
+//!                                 `lib/protocol/slot.js`)
 //!           +4  word CALL         call id, echoed back (a cross-check, not a lookup key)
 //!           +8  word LEN          encoded byte length
 //!           +12 word EXT          offset in the payload region, or NO_EXT when inline

@@ -7,7 +7,7 @@
 // would in a worker.
 
 const { Encoder, decode } = require("../../codec/index.js");
-const { L } = require("../../protocol/lane.js");
+const { L } = require("../../protocol/layout.js");
 const { SameThreadRefs } = require("../../payload/shared-refs.js");
 const { placeValueError } = require("../../errors.js");
 

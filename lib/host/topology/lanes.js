@@ -5,7 +5,8 @@
 // (lib/host/topology/inline.js). The pool drives it through the interface of
 // host/topology/interface.js, as it does steal.js.
 
-const { L, HostLane, lowestBit } = require("../../protocol/lane.js");
+const { L, lowestBit } = require("../../protocol/layout.js");
+const { HostLane } = require("../../protocol/lane.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline.js");
 const Slot = require("../../protocol/slot.js");
