@@ -192,7 +192,10 @@ test(
     };
     internal.killedFor[0] = new Error("replaced by the test"); // as a hard timeout does: not a start-up failure
     internal.workers[0].terminate();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Call once the first replacement has died (its calls would get its
+    // WorkerExitError): the second start is then the lane's second death.
+    while (internal.startup.failures[0] < 1 && internal.failure === null)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const call = pool.call.add([1, 2]).then(
       (v) => "value " + v,
       (err) => "rejected " + err.code + " " + err.cause.message,
