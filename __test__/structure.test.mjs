@@ -1,11 +1,13 @@
 // The shape of lib/ that keeps it readable: no import cycle, no file past
-// ~500 lines, and one module (lib/protocol/slot.js) that knows a slot's header words.
+// ~500 lines, one module (lib/protocol/slot.js) that knows a slot's header words and one
+// (lib/host/queue.js) that knows how the waiting calls are stored.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 
 const LIB = join(dirname(fileURLToPath(import.meta.url)), "..", "lib");
 const files = readdirSync(LIB, { recursive: true })
@@ -81,4 +83,32 @@ test("only lib/protocol/slot.js names a slot's header words", () => {
     /L\.slotWordStarted/,
     "protocol/slot.js takes the words from Rust's layout()",
   );
+});
+
+// The calls waiting for a slot are a CallQueue's: its array and head index are read
+// nowhere else, so its representation can change in one file. The worker's queue of
+// slots waiting for payload room (worker/room-wait.js) holds no calls: it is its own.
+const OTHER_QUEUES = new Set(["worker/room-wait.js"]);
+
+test("only lib/host/queue.js reads a call queue's array", () => {
+  const { CallQueue } = createRequire(import.meta.url)("../lib/host/queue.js");
+  const members = new Set(Object.getOwnPropertyNames(CallQueue.prototype).filter((m) => m !== "constructor"));
+  assert.ok(members.has("size") && members.has("shift"), `CallQueue's members: ${[...members]}`);
+  let uses = 0;
+  for (const f of files) {
+    if (f === "host/queue.js" || OTHER_QUEUES.has(f)) continue;
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `lib/${f}:${i + 1}: ${line.trim()}`;
+        assert.doesNotMatch(line, /queueHead/, `${at} names the queue's head index`);
+        assert.doesNotMatch(line, /\bqueue\s*\[/, `${at} indexes a queue's array`);
+        assert.doesNotMatch(line, /\.queue\s*=(?!=)(?!\s*new CallQueue\(\))/, `${at} replaces a queue`);
+        for (const m of line.matchAll(/\bqueue\.(?!js\b)(\w+)/g)) {
+          uses++;
+          assert.ok(members.has(m[1]), `${at} uses queue.${m[1]}, not one of CallQueue's ${[...members]}`);
+        }
+      });
+  }
+  assert.ok(uses >= 10, `CallQueue uses seen: ${uses}`);
 });
