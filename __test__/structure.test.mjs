@@ -112,3 +112,24 @@ test("only lib/host/queue.js reads a call queue's array", () => {
   }
   assert.ok(uses >= 10, `CallQueue uses seen: ${uses}`);
 });
+
+// The pool's count of calls in slots has one writer, host/slots.js (write adds, slotsFreed
+// takes away); the topologies report what they free. Lanes keep counts of their own.
+test("only lib/host/slots.js writes the pool's inFlight", () => {
+  const write = /\bpool\.inFlight\s*(?:\+\+|--|[-+]?=(?!=))/;
+  const poolFiles = new Set(["host/pool.js", "host/calls.js"]); // the pool's other methods
+  const ownWrite = /\bthis\.inFlight\s*(?:\+\+|--|[-+]?=(?!=))/;
+  for (const f of files) {
+    if (f === "host/slots.js") continue;
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `lib/${f}:${i + 1}: ${line.trim()}`;
+        assert.doesNotMatch(line, write, `${at} writes the pool's inFlight`);
+        if (poolFiles.has(f) && !/this\.inFlight = 0; \/\//.test(line)) {
+          assert.doesNotMatch(line, ownWrite, `${at} writes the pool's inFlight`);
+        }
+      });
+  }
+  assert.match(source("host/slots.js"), /slotsFreed\(n\) \{\n\s*this\.inFlight -= n;/);
+});

@@ -68,7 +68,7 @@ class Pool {
     this.failure = null; // set when workers cannot start: every call rejects with it
     this.nextCallId = 1;
     this.queue = new CallQueue(); // calls waiting for a free slot
-    this.inFlight = 0; // calls placed in slots (answered or not)
+    this.inFlight = 0; // calls placed in slots (answered or not); written in host/slots.js only
     this.pending = 0; // calls submitted and not yet settled
     this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
     // Resolves just after shutdown() does: the calls shutdown rejects reject

@@ -46,6 +46,14 @@ const slotMethods = {
     return true;
   },
 
+  /**
+   * `n` calls left their slots (answered, or taken back from a dead worker):
+   * the topologies report it here, so `inFlight` is written in this file only.
+   */
+  slotsFreed(n) {
+    this.inFlight -= n;
+  },
+
   /** Publishes this burst's placements at the end of the current job. */
   scheduleFlush() {
     if (!this.flushQueued) {

@@ -90,7 +90,7 @@ class LanesHost {
       this.pool.settle(lane, index);
       settled++;
     }
-    this.pool.inFlight -= settled;
+    this.pool.slotsFreed(settled);
     this.answered[lane.lane] += settled;
     return settled;
   }
@@ -113,7 +113,7 @@ class LanesHost {
       if (ext !== Slot.NO_EXT) pool.freePayload(ext);
     }
     const held = lane.reset();
-    pool.inFlight -= held.length;
+    pool.slotsFreed(held.length);
     return held;
   }
 
