@@ -1,6 +1,7 @@
 // The shape of lib/ that keeps it readable: no import cycle, no file past
-// ~500 lines, one module (lib/protocol/slot.js) that knows a slot's header words, and
-// one (lib/protocol/layout.js) that reads Rust's layout().
+// ~500 lines, one module (lib/protocol/slot.js) that knows a slot's header words, one
+// (lib/protocol/layout.js) that reads Rust's layout(), and one (lib/host/queue.js) that knows
+// how the waiting calls are stored.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -200,4 +201,53 @@ test("maskOf and the bit helpers the lane and steal protocols share", () => {
   assert.equal(nextBit(0, 0), -1);
   assert.equal(popcount(-1), 32);
   assert.equal(popcount(0b1011), 3);
+});
+
+// The calls waiting for a slot are a CallQueue's: its array and head index are read
+// nowhere else, so its representation can change in one file. The worker's queue of
+// slots waiting for payload room (worker/room-wait.js) holds no calls: it is its own.
+const OTHER_QUEUES = new Set(["worker/room-wait.js"]);
+
+test("only lib/host/queue.js reads a call queue's array", () => {
+  const { CallQueue } = createRequire(import.meta.url)("../lib/host/queue.js");
+  const members = new Set(Object.getOwnPropertyNames(CallQueue.prototype).filter((m) => m !== "constructor"));
+  assert.ok(members.has("size") && members.has("shift"), `CallQueue's members: ${[...members]}`);
+  let uses = 0;
+  for (const f of files) {
+    if (f === "host/queue.js" || OTHER_QUEUES.has(f)) continue;
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `lib/${f}:${i + 1}: ${line.trim()}`;
+        assert.doesNotMatch(line, /queueHead/, `${at} names the queue's head index`);
+        assert.doesNotMatch(line, /\bqueue\s*\[/, `${at} indexes a queue's array`);
+        assert.doesNotMatch(line, /\.queue\s*=(?!=)(?!\s*new CallQueue\(\))/, `${at} replaces a queue`);
+        for (const m of line.matchAll(/\bqueue\.(?!js\b)(\w+)/g)) {
+          uses++;
+          assert.ok(members.has(m[1]), `${at} uses queue.${m[1]}, not one of CallQueue's ${[...members]}`);
+        }
+      });
+  }
+  assert.ok(uses >= 10, `CallQueue uses seen: ${uses}`);
+});
+
+// The pool's count of calls in slots has one writer, host/slots.js (write adds, slotsFreed
+// takes away); the topologies report what they free. Lanes keep counts of their own.
+test("only lib/host/slots.js writes the pool's inFlight", () => {
+  const write = /\bpool\.inFlight\s*(?:\+\+|--|[-+]?=(?!=))/;
+  const poolFiles = new Set(["host/pool.js", "host/calls.js"]); // the pool's other methods
+  const ownWrite = /\bthis\.inFlight\s*(?:\+\+|--|[-+]?=(?!=))/;
+  for (const f of files) {
+    if (f === "host/slots.js") continue;
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `lib/${f}:${i + 1}: ${line.trim()}`;
+        assert.doesNotMatch(line, write, `${at} writes the pool's inFlight`);
+        if (poolFiles.has(f) && !/this\.inFlight = 0; \/\//.test(line)) {
+          assert.doesNotMatch(line, ownWrite, `${at} writes the pool's inFlight`);
+        }
+      });
+  }
+  assert.match(source("host/slots.js"), /slotsFreed\(n\) \{\n\s*this\.inFlight -= n;/);
 });

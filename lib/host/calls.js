@@ -177,7 +177,7 @@ const callMethods = {
       abortSignal.addEventListener("abort", extra.onAbort, { once: true });
     }
     const placesAtOnce = this.topology.placesAtOnce;
-    if (this.queueHead === this.queue.length && placesAtOnce) {
+    if (this.queue.size === 0 && placesAtOnce) {
       if (!this.place(call)) this.enqueue(call);
     } else {
       // serial-channel: one dispatch pass per burst places the queue (flush).
@@ -192,10 +192,7 @@ const callMethods = {
   /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (server/queue-limit.js). */
   enqueue(call) {
     const limit = this.queueLimit;
-    if (
-      limit !== null &&
-      !limit.admit(this.queue.length - this.queueHead, this.topology.placesAtOnce ? null : this.makeRoomBound)
-    ) {
+    if (limit !== null && !limit.admit(this.queue.size, this.topology.placesAtOnce ? null : this.makeRoomBound)) {
       this.stats.refused();
       this.finish(call, false, queueFullError(limit.max, this.table[call.task].name));
       return;
@@ -296,7 +293,7 @@ const callMethods = {
 
   /** host traces: each new power-of-two peak of calls waiting for a slot. */
   traceQueue() {
-    const queued = this.queue.length - this.queueHead;
+    const queued = this.queue.size;
     if (queued >= 64 && queued > this.queuePeak && isPowerOfTwo(queued)) {
       this.queuePeak = queued;
       this.debug("host", `${queued} calls queued behind ${this.inFlight} in slots (every slot busy)`);

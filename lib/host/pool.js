@@ -18,6 +18,7 @@ const { checkTopology } = require("./topology/interface.js");
 const { StealTopology } = require("./topology/steal.js");
 const { LanesTopology } = require("./topology/lanes.js");
 const { HostLoop } = require("./loop.js");
+const { CallQueue } = require("./queue.js");
 const { callMethods, OPEN, DRAINING, CLOSED } = require("./calls.js");
 const { slotMethods } = require("./slots.js");
 const { Encoder } = require("../codec/index.js");
@@ -68,9 +69,8 @@ class Pool {
     this.state = OPEN;
     this.failure = null; // set when workers cannot start: every call rejects with it
     this.nextCallId = 1;
-    this.queue = []; // calls waiting for a free slot
-    this.queueHead = 0;
-    this.inFlight = 0; // calls placed in slots (answered or not)
+    this.queue = new CallQueue(); // calls waiting for a free slot
+    this.inFlight = 0; // calls placed in slots (answered or not); written in host/slots.js only
     this.pending = 0; // calls submitted and not yet settled
     this.awaitingArg = new Set(); // calls whose argument promise has not settled yet
     // Resolves just after shutdown() does: the calls shutdown rejects reject
@@ -92,7 +92,7 @@ class Pool {
       options.maxQueue === null ? null : new QueueLimit(options.maxQueue, (name) => this.events.emit(name));
     this.makeRoomBound = () => {
       this.pump();
-      return this.queue.length - this.queueHead;
+      return this.queue.size;
     };
 
     const threads = options.threads;
@@ -304,7 +304,7 @@ class Pool {
         reported ||
         codedError(Error, CODE.WORKER_EXIT, `knitting-native: worker ${lane} (${label}) exited with ${how}`);
       const held = this.takeBack(lane).filter((call) => !again.includes(call));
-      if (again.length > 0) this.queue.splice(this.queueHead, 0, ...again);
+      this.queue.putBack(again);
       // A worker that died running a call was killed by that task, not by
       // its start-up (the call's STARTED word, still as it left it).
       const ranCall = held.some(
@@ -382,9 +382,7 @@ class Pool {
   /** `late`: shutdown's rejections, which wait for `shutdownGate`. */
   rejectAll(err, late = false) {
     this.abandonAwaitingArg(err, late);
-    for (let i = this.queueHead; i < this.queue.length; i++) this.finish(this.queue[i], false, err, late);
-    this.queue = [];
-    this.queueHead = 0;
+    for (const call of this.queue.takeAll()) this.finish(call, false, err, late);
     for (const call of this.topology.placedCalls()) this.finish(call, false, err, late);
   }
 

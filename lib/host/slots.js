@@ -46,6 +46,14 @@ const slotMethods = {
     return true;
   },
 
+  /**
+   * `n` calls left their slots (answered, or taken back from a dead worker):
+   * the topologies report it here, so `inFlight` is written in this file only.
+   */
+  slotsFreed(n) {
+    this.inFlight -= n;
+  },
+
   /** Publishes this burst's placements at the end of the current job. */
   scheduleFlush() {
     if (!this.flushQueued) {
@@ -190,18 +198,9 @@ const slotMethods = {
 
   /** Moves queued calls into free slots. */
   pump() {
-    while (this.queueHead < this.queue.length) {
-      if (!this.place(this.queue[this.queueHead])) break;
-      this.queue[this.queueHead++] = undefined;
-    }
-    if (this.queueLimit !== null) this.queueLimit.pumped(this.queue.length - this.queueHead);
-    if (this.queueHead === this.queue.length && this.queueHead > 0) {
-      this.queue = [];
-      this.queueHead = 0;
-    } else if (this.queueHead > 4096 && this.queueHead * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.queueHead);
-      this.queueHead = 0;
-    }
+    const queue = this.queue;
+    while (queue.size !== 0 && this.place(queue.peek())) queue.shift();
+    if (this.queueLimit !== null) this.queueLimit.pumped(queue.size);
   },
 
   /** Step 6 for one slot: decode the response and settle its call. */

@@ -13,7 +13,7 @@ function runningWorkers(pool) {
 function serverApi(api, pool) {
   Object.defineProperties(api, {
     /** Calls waiting for a free worker slot. */
-    queueSize: { get: () => pool.queue.length - pool.queueHead, enumerable: true },
+    queueSize: { get: () => pool.queue.size, enumerable: true },
     /** The queue reached maxQueue and has not emptied since ("drain" comes when it does). */
     needsDrain: { get: () => pool.queueLimit !== null && pool.queueLimit.needsDrain, enumerable: true },
   });
@@ -21,7 +21,7 @@ function serverApi(api, pool) {
     pool.stats.snapshot({
       pending: pool.pending,
       inFlight: pool.inFlight + (pool.topology.inline === null ? 0 : pool.topology.inline.inFlight),
-      queued: pool.queue.length - pool.queueHead,
+      queued: pool.queue.size,
       threads: runningWorkers(pool),
     });
   api.on = (name, listener) => {

@@ -70,7 +70,7 @@ class Elastic {
   grow() {
     const pool = this.pool;
     if (this.live >= this.max || pool.failure !== null || pool.isClosed()) return;
-    let waiting = pool.inFlight + (pool.queue.length - pool.queueHead) - this.live;
+    let waiting = pool.inFlight + pool.queue.size - this.live;
     for (let lane = 0; lane < this.max && waiting > 0 && this.live < this.max; lane++) {
       if (this.absent[lane] === 0) continue;
       if (pool.debug)

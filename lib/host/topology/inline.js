@@ -10,6 +10,7 @@ const { Encoder, decode } = require("../../codec/index.js");
 const { L } = require("../../protocol/layout.js");
 const { SameThreadRefs } = require("../../payload/shared-refs.js");
 const { placeValueError } = require("../../errors.js");
+const { CallQueue } = require("../queue.js");
 
 class InlineLane {
   /**
@@ -26,8 +27,7 @@ class InlineLane {
     // The host runs these calls: a SharedArrayBuffer stays the same object.
     this.refs = new SameThreadRefs();
     this.encoder = new Encoder({ maxPayloadBytes: pool.options.maxPayloadBytes, shared: this.refs });
-    this.queue = [];
-    this.head = 0;
+    this.queue = new CallQueue(); // placed here, not yet run
     this.inFlight = 0; // queued here or running
     this.live = new Set(); // the same calls, for rejecting them at shutdown
     this.scheduled = false;
@@ -57,17 +57,14 @@ class InlineLane {
   /** One turn of the host's loop: up to `batchSize` calls. */
   runBatch() {
     this.scheduled = false;
-    for (let n = 0; n < this.batchSize && this.head < this.queue.length; n++) {
-      const call = this.queue[this.head];
-      this.queue[this.head++] = undefined;
+    const queue = this.queue;
+    for (let n = 0; n < this.batchSize && queue.size !== 0; n++) {
+      const call = queue.shift();
       if (call.done)
         this.complete(call); // timed out or aborted while queued
       else this.run(call);
     }
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (!this.scheduled) {
+    if (queue.size !== 0 && !this.scheduled) {
       this.scheduled = true;
       setImmediate(this.runBound);
     }

@@ -91,7 +91,7 @@ class LanesTopology {
       this.pool.settle(lane, index);
       settled++;
     }
-    this.pool.inFlight -= settled;
+    this.pool.slotsFreed(settled);
     this.answered[lane.lane] += settled;
     return settled;
   }
@@ -114,7 +114,7 @@ class LanesTopology {
       if (ext !== Slot.NO_EXT) pool.freePayload(ext);
     }
     const held = lane.reset();
-    pool.inFlight -= held.length;
+    pool.slotsFreed(held.length);
     return held;
   }
 

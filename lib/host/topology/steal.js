@@ -74,7 +74,7 @@ class StealTopology {
       this.answered[w] += n;
       settled += n;
     }
-    this.pool.inFlight -= settled;
+    this.pool.slotsFreed(settled);
     return settled;
   }
 
@@ -86,14 +86,14 @@ class StealTopology {
   takeBack(worker) {
     const pool = this.pool;
     const { answered, held: indexes } = this.submit.takeBack(worker, this.settleBound);
-    pool.inFlight -= answered;
+    pool.slotsFreed(answered);
     const held = [];
     for (const index of indexes) {
       const ext = Slot.extOf(pool.i32, this.submit.slotWord(index));
       if (ext !== Slot.NO_EXT) pool.freePayload(ext);
       held.push(this.submit.release(index));
     }
-    pool.inFlight -= held.length;
+    pool.slotsFreed(held.length);
     return held;
   }
 
