@@ -123,7 +123,7 @@ test("only lib/protocol/messages.js spells a control message's type or a worker'
   // Both ends take the table from the one module.
   for (const f of senders)
     assert.ok(requiresOf(f).includes("protocol/messages.js"), `lib/${f} uses MSG but does not require it`);
-  for (const f of ["host/pool.js", "spawn/process.js", "server/recycle.js", "server/elastic.js"])
+  for (const f of ["host/pool.js", "spawn/process.js", "server/recycle.js", "host/topology/steal.js"])
     assert.ok(senders.includes(f), `host end lib/${f} imports the table`);
   for (const f of ["worker/serve.js", "worker/thread-main.js", "worker/process-main.js"])
     assert.ok(senders.includes(f), `worker end lib/${f} imports the table`);

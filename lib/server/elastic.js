@@ -18,8 +18,6 @@
 // again. Both protocols' models check these leave and join steps
 // (__test__/model/: idleLeave*, leaveAndJoin, leaveWithAsync).
 
-const { MSG } = require("../protocol/messages.js");
-
 // How often the idle check runs, as a fraction of idleTimeout: a worker
 // leaves between idleTimeout and 1.25 x idleTimeout after its last call.
 const CHECKS_PER_TIMEOUT = 4;
@@ -114,12 +112,10 @@ class Elastic {
 
   retire(lane) {
     const pool = this.pool;
-    const worker = pool.workers[lane];
     this.leaving[lane] = 1;
     this.live--;
     if (pool.debug) pool.debug("lifecycle", `elastic: worker ${lane} idle for ${this.idleTimeout} ms: it leaves`);
-    if (pool.topology.steal) worker.postMessage({ type: MSG.LEAVE });
-    else pool.recycle.request(lane, worker, "idle");
+    pool.topology.askToLeave(lane, "idle");
   }
 
   /**

@@ -60,7 +60,12 @@ class Recycler {
   /** A private-lane worker asked to be recycled (its "recycle" message). */
   request(lane, worker, reason) {
     const pool = this.pool;
-    if (pool.topology.steal || this.state[lane] !== 0 || pool.workers[lane] !== worker || pool.killedFor[lane] !== null)
+    if (
+      pool.topology.leavesBySelf ||
+      this.state[lane] !== 0 ||
+      pool.workers[lane] !== worker ||
+      pool.killedFor[lane] !== null
+    )
       return;
     this.state[lane] = WAITING;
     this.worker[lane] = worker;
@@ -86,7 +91,7 @@ class Recycler {
       worker.terminate();
       return;
     }
-    if (!pool.topology.steal || this.state[lane] !== 0) return;
+    if (!pool.topology.leavesBySelf || this.state[lane] !== 0) return;
     this.state[lane] = TERMINATING;
     this.worker[lane] = worker;
     this.reason[lane] = reason === "memory" || reason === "idle" ? reason : "calls";
@@ -98,7 +103,7 @@ class Recycler {
   check() {
     const pool = this.pool;
     for (let lane = 0; lane < this.state.length && this.waiting !== 0; lane++) {
-      if (this.state[lane] !== WAITING || !laneEmptied(pool.topology.lanes[lane])) continue;
+      if (this.state[lane] !== WAITING || !pool.topology.holdsNone(lane)) continue;
       this.state[lane] = ENDING;
       this.waiting--;
       this.worker[lane].postMessage({ type: MSG.END });
@@ -122,7 +127,7 @@ class Recycler {
     // Work stealing, a worker process: it left by itself (a task's own
     // process.exit() with the same code in a private-lane pool is a crash,
     // not a recycle).
-    if (this.pool.topology.steal && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code))
+    if (this.pool.topology.leavesBySelf && this.pool.workers[lane] === worker && REASON_BY_CODE.has(code))
       return REASON_BY_CODE.get(code);
     return null;
   }

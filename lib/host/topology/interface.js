@@ -17,12 +17,17 @@ const METHODS = Object.freeze({
   workerSetup: "what a worker needs at start to reach its calls",
   describe: "the topology in words (debug traces)",
   dispatcherLine: "the topology in knitting's words (debug: { host: true })",
+  holdsNone: "(worker) whether the host holds no call of that worker (placed, running, or answered and not drained)",
+  askToLeave:
+    "(worker, reason) a worker must go (recycling, elastic idle): stealing, it is told to leave by " +
+    "itself between calls; private lanes, its lane is emptied first (server/recycle.js)",
 });
 
 const FIELDS = Object.freeze({
-  steal:
-    "true when workers claim from one region: a worker then leaves by itself between calls " +
-    "(recycling, elastic idle), where with private lanes the host first empties its lane",
+  steal: "true when workers claim from one region (the pool's choice of topology, host/pool.js)",
+  leavesBySelf:
+    'a worker that must go leaves by itself between calls and says so (its "left" message, or its recycle ' +
+    "exit code): stealing. With private lanes the host empties its lane and tells it to end",
   placesAtOnce: "a call is placed as it is submitted (false: the drain also dispatches, serial-channel)",
   answered: "Float64Array: calls each worker has answered (server/elastic.js tells idle workers by it)",
   inline: "the inline lane (topology/inline.js) or null",

@@ -10,6 +10,7 @@ const { HostLane } = require("../../protocol/lane.js");
 const { makeBalancer } = require("./balancers.js");
 const { InlineLane } = require("./inline.js");
 const Slot = require("../../protocol/slot.js");
+const { laneEmptied } = require("../../server/recycle.js");
 
 // Stands in for a lane whose worker is being replaced: balancers skip it
 // (the array keeps its length, which round-robin's cursor relies on).
@@ -26,6 +27,7 @@ class LanesTopology {
     const topology = options.topology;
     this.pool = pool;
     this.steal = false;
+    this.leavesBySelf = false;
     // Private lanes, one per worker, in index order; `choices` adds the
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
@@ -145,6 +147,15 @@ class LanesTopology {
    * The balancer's choices without the lanes whose workers are being replaced
    * (or emptied to be recycled, server/recycle.js), or that have none (server/elastic.js).
    */
+  holdsNone(worker) {
+    return laneEmptied(this.lanes[worker]);
+  }
+
+  /** Its lane is emptied first: the recycler ends it then (server/recycle.js). */
+  askToLeave(worker, reason) {
+    this.pool.recycle.request(worker, this.pool.workers[worker], reason);
+  }
+
   workersChanged() {
     const { killedFor, recycle, elastic } = this.pool;
     this.choices = this.allChoices.map((lane) =>

@@ -8,6 +8,7 @@ const { availableParallelism } = require("node:os");
 const native = require("../../native/index.js");
 const { HostSubmit } = require("../../protocol/steal.js");
 const Slot = require("../../protocol/slot.js");
+const { MSG } = require("../../protocol/messages.js");
 
 class StealTopology {
   /** The control region's shape: no private lanes, one steal section. */
@@ -21,6 +22,7 @@ class StealTopology {
     const { topology, threads } = pool.options;
     this.pool = pool;
     this.steal = true;
+    this.leavesBySelf = true;
     this.inline = null;
     this.placesAtOnce = true; // a call is placed as it is submitted
     const sectionByte = native.stealOffset(shape.lanes, shape.signals);
@@ -120,6 +122,15 @@ class StealTopology {
 
   /** Workers being replaced claim no more (they are terminated): nothing to do. */
   workersChanged() {}
+
+  holdsNone(worker) {
+    return this.heldBy(worker).length === 0;
+  }
+
+  /** It leaves the claimants by itself once it holds no call (worker/recycle.js), then says "left". */
+  askToLeave(worker) {
+    this.pool.workers[worker].postMessage({ type: MSG.LEAVE });
+  }
 }
 
 module.exports = { StealTopology };
