@@ -251,3 +251,101 @@ test("only lib/host/slots.js writes the pool's inFlight", () => {
   }
   assert.match(source("host/slots.js"), /slotsFreed\(n\) \{\n\s*this\.inFlight -= n;/);
 });
+
+// The pool's collaborators see it through a view (lib/host/view.js) of the names they
+// declare in POOL_USES: a module's POOL_USES is the whole of what it reads of the pool.
+const VIEWED = {
+  "host/topology/steal.js": (m) => m.StealTopology.POOL_USES,
+  "host/topology/lanes.js": (m) => m.LanesTopology.POOL_USES,
+  "host/topology/inline.js": (m) => m.InlineLane.POOL_USES,
+  "host/loop.js": (m) => m.HostLoop.POOL_USES,
+  "host/startup.js": (m) => m.StartupWatch.POOL_USES,
+  "host/hard-timeout.js": (m) => m.POOL_USES,
+  "server/recycle.js": (m) => m.Recycler.POOL_USES,
+  "server/elastic.js": (m) => m.Elastic.POOL_USES,
+  "server/api.js": (m) => m.POOL_USES,
+};
+
+/** The names a module's code reads of its pool view: `pool.x`, `this.pool.x`, `{ x, y } = pool`. */
+function poolReads(text) {
+  const names = new Set();
+  for (const line of text.split("\n").map(code)) {
+    for (const m of line.matchAll(/\bpool\.(\w+)/g)) names.add(m[1]);
+    for (const m of line.matchAll(/\{([\w\s,]+)\}\s*=\s*(?:this\.)?pool\b(?!\.)/g)) {
+      for (const name of m[1].split(",")) if (name.trim() !== "") names.add(name.trim());
+    }
+  }
+  return names;
+}
+
+test("each collaborator reads of the pool exactly the names in its POOL_USES", () => {
+  for (const [f, usesOf] of Object.entries(VIEWED)) {
+    const uses = usesOf(require(`../lib/${f}`));
+    assert.ok(Array.isArray(uses) && Object.isFrozen(uses), `lib/${f} declares a frozen POOL_USES`);
+    const reads = poolReads(source(f));
+    assert.deepEqual(
+      [...reads].filter((n) => !uses.includes(n)).sort(),
+      [],
+      `lib/${f} reads names it does not declare`,
+    );
+    assert.deepEqual(
+      uses.filter((n) => !reads.has(n)),
+      [],
+      `lib/${f} declares names it never reads`,
+    );
+  }
+  // The check sees a planted read of an undeclared name, in both forms.
+  const planted = `${source("host/topology/lanes.js")}\nconst n = this.pool.queue.size;\nconst { stats } = pool;\n`;
+  const extra = [...poolReads(planted)].filter(
+    (n) => !require("../lib/host/topology/lanes.js").LanesTopology.POOL_USES.includes(n),
+  );
+  assert.deepEqual(extra.sort(), ["queue", "stats"]);
+});
+
+test("the pool hands its collaborators views, never itself; each name a view offers is the pool's", () => {
+  const ownFiles = ["host/pool.js", "host/calls.js", "host/slots.js"];
+  for (const f of ownFiles) {
+    source(f)
+      .split("\n")
+      .forEach((line, i) => {
+        const at = `lib/${f}:${i + 1}: ${line.trim()}`;
+        if (/poolView\(this, Module\.POOL_USES\)/.test(line)) return; // the one place views are made
+        assert.doesNotMatch(
+          code(line),
+          /\((?:[^()]*,\s*)?this\s*[,)]/,
+          `${at} hands the pool itself to a collaborator`,
+        );
+      });
+  }
+  const { Pool } = require("../lib/host/pool.js");
+  const fields = new Set([...source("host/pool.js").matchAll(/\bthis\.(\w+)\s*=(?!=)/g)].map((m) => m[1]));
+  for (const [f, usesOf] of Object.entries(VIEWED)) {
+    for (const name of usesOf(require(`../lib/${f}`))) {
+      assert.ok(typeof Pool.prototype[name] === "function" || fields.has(name), `lib/${f}: ${name} is not the pool's`);
+    }
+  }
+});
+
+test("a view offers only its names, reads fields live and refuses writes", () => {
+  const { poolView } = require("../lib/host/view.js");
+  class Owner {
+    constructor() {
+      this.count = 1;
+      this.secret = "kept";
+    }
+    bump() {
+      return ++this.count;
+    }
+  }
+  const owner = new Owner();
+  const view = poolView(owner, ["count", "bump"]);
+  assert.deepEqual(Object.keys(view).sort(), ["bump", "count"]);
+  assert.equal(view.secret, undefined);
+  assert.equal(view.bump(), 2); // called on the owner
+  assert.equal(view.count, 2); // read through, not copied
+  assert.throws(() => {
+    view.count = 5;
+  }, TypeError);
+  assert.equal(owner.count, 2);
+  assert.throws(() => poolView(owner), /POOL_USES/);
+});

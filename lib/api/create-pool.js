@@ -11,7 +11,8 @@ const { buildTaskTable } = require("../tasks/task-table.js");
 const { callerHref, noModuleFile } = require("../tasks/caller.js");
 const { CODE, codedError } = require("../errors.js");
 const { WORKER_MARK } = require("../tasks/worker-context.js");
-const { serverApi } = require("../server/api.js");
+const { serverApi, POOL_USES: SERVER_USES } = require("../server/api.js");
+const { poolView } = require("../host/view.js");
 
 /** The public face of a pool. */
 function publicPool(pool) {
@@ -24,7 +25,7 @@ function publicPool(pool) {
     },
     [Symbol.asyncDispose]: () => pool.shutdown(),
   };
-  serverApi(api, pool);
+  serverApi(api, poolView(pool, SERVER_USES));
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }
@@ -109,7 +110,7 @@ function createSingleTaskPool(options, task) {
     [Symbol.dispose]: full[Symbol.dispose],
     [Symbol.asyncDispose]: full[Symbol.asyncDispose],
   };
-  serverApi(api, pool);
+  serverApi(api, poolView(pool, SERVER_USES));
   Object.defineProperty(api, Symbol.for("knitting-native.pool"), { value: pool });
   return Object.freeze(api);
 }

@@ -368,7 +368,7 @@ const callMethods = {
   onHardTimeout(call) {
     call.extra.hardTimer = null;
     if (call.done || call.lane === null) return;
-    const { verdict, lane, holder } = hard.judge(this, call);
+    const { verdict, lane, holder } = hard.judge(this.hardTimeoutView, call);
     if (verdict === hard.WAIT || this.killedFor[lane] !== null) {
       // Being replaced already: the exit settles it, or places it again.
       if (this.killedFor[lane] === null || lane < 0)

@@ -83,4 +83,7 @@ function takeRequest(pool, slots, slot) {
   return pool.payload.readSlot(pool.u8, slots.slotPayload(slot), len, ext, pool.sharedRefs);
 }
 
-module.exports = { judge, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };
+/** What the hard-timeout judge reads of the pool (host/view.js). */
+const POOL_USES = Object.freeze(["i32", "u8", "payload", "sharedRefs", "topology"]);
+
+module.exports = { POOL_USES, judge, recoverUnstarted, WAIT, BLAME_CALL, BLAME_HOLDER };

@@ -198,4 +198,7 @@ class HostLoop {
   }
 }
 
+/** What the host loop reads of the pool (host/view.js). */
+HostLoop.POOL_USES = Object.freeze(["i32", "u8", "inFlight", "isClosed", "drainPass"]);
+
 module.exports = { HostLoop, isPowerOfTwo, POLL_WINDOW_MS, MIN_HOPS, FREE_HOPS };

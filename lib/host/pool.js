@@ -28,6 +28,7 @@ const { workerTable, unknownTaskTrap } = require("../tasks/task-table.js");
 const { CODE, shutdownError, WorkerExitError, codedError } = require("../errors.js");
 const { makeDebug } = require("./debug.js");
 const hard = require("./hard-timeout.js");
+const { poolView } = require("./view.js");
 const { WORKER_MARK } = require("../tasks/worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
@@ -96,6 +97,9 @@ class Pool {
     };
 
     const threads = options.threads;
+    // Each collaborator gets a view of the pool with only what it declares it reads (host/view.js).
+    const views = (Module) => poolView(this, Module.POOL_USES);
+    this.hardTimeoutView = views(hard); // what host/calls.js hands hard-timeout.js's judge
     // The topology: how calls reach the workers (host/topology/steal.js: one shared
     // submit region; host/topology/lanes.js: a private lane per worker).
     const Topology = options.topology.steal ? StealTopology : LanesTopology;
@@ -129,17 +133,17 @@ class Pool {
     this.slotWriter = new SlotWriter(this.encoder, this.payload, this.u8); // requests into slots
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     // How the host wakes a worker parked on a word: the runtime's way.
-    this.topology = checkTopology(new Topology(this, shape, (index) => this.runtime.wakeWorker(this.i32, index)));
+    this.topology = checkTopology(new Topology(views, shape, (index) => this.runtime.wakeWorker(this.i32, index)));
     this.workers = new Array(threads).fill(null);
     // worker.maxCallsBeforeRecycle / maxMemoryBeforeRecycle (server/recycle.js); an
     // elastic pool's idle workers leave the same way (server/elastic.js).
-    this.recycle = options.worker.recycle === null && options.elastic === null ? null : new Recycler(this);
-    this.elastic = options.elastic === null ? null : new Elastic(this, options.elastic);
+    this.recycle = options.worker.recycle === null && options.elastic === null ? null : new Recycler(views(Recycler));
+    this.elastic = options.elastic === null ? null : new Elastic(views(Elastic), options.elastic);
     this.ready = new Array(threads).fill(false);
     this.everReady = new Array(threads).fill(false);
     this.started = new Array(threads).fill(null);
     this.liveness = new Liveness();
-    this.startup = new StartupWatch(this, threads);
+    this.startup = new StartupWatch(views(StartupWatch), threads);
     this.workerTasks = workerTable(table);
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
@@ -160,7 +164,7 @@ class Pool {
     this.queuePeak = 0; // longest queue seen, for the host traces
     this.roomTraced = false; // the host traces said calls wait for payload room
     // When answers are drained: polling, then the doorbell (host/loop.js).
-    this.loop = new HostLoop(this, options.host, threads, this.debug);
+    this.loop = new HostLoop(views(HostLoop), options.host, threads, this.debug);
     if (this.debug) {
       const tasks = table.map((e) => e.name).join(", ");
       this.debug("lifecycle", `created: ${threads} workers, tasks ${tasks}; ${this.topology.describe()}`);
@@ -263,7 +267,8 @@ class Pool {
       const recycled = this.recycle === null ? null : this.recycle.exited(lane, worker, code);
       // An elastic pool's worker told to leave: not replaced, whatever ended it (server/elastic.js).
       const left = this.elastic !== null && this.workers[lane] === worker && this.elastic.exited(lane);
-      this.events.workerExited(lane, worker, code, signal, exitReason(this, lane, recycled), recycled, reported);
+      const reason = exitReason(recycled, this.killedFor[lane], this.isClosed(), this.everReady[lane]);
+      this.events.workerExited(lane, worker, code, signal, reason, recycled, reported);
       if (this.debug) {
         const how = signal ? `signal ${signal}` : `code ${code}`;
         const why = recycled !== null ? ` (${recycled === "idle" ? "idle" : `recycled: ${recycled} limit`})` : "";
@@ -297,7 +302,7 @@ class Pool {
       const cause = this.killedFor[lane] || reported || undefined;
       // Terminated by the host: what it held but never started runs on the
       // replacement (host/hard-timeout.js).
-      const again = killed ? hard.recoverUnstarted(this, lane) : [];
+      const again = killed ? hard.recoverUnstarted(this.hardTimeoutView, lane) : [];
       this.killedFor[lane] = null;
       this.topology.workersChanged();
       const own =

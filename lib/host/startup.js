@@ -118,4 +118,16 @@ class StartupWatch {
   }
 }
 
+/** What the start-up watch reads of the pool (host/view.js). */
+StartupWatch.POOL_USES = Object.freeze([
+  "state",
+  "failure",
+  "ready",
+  "workers",
+  "debug",
+  "readyReject",
+  "fail",
+  "spawn",
+]);
+
 module.exports = { StartupWatch, STABLE_MS, FIRST_DELAY_MS, MAX_DELAY_MS };

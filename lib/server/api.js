@@ -40,4 +40,16 @@ function serverApi(api, pool) {
   return api;
 }
 
-module.exports = { serverApi };
+/** What the server API reads of the pool (host/view.js). */
+const POOL_USES = Object.freeze([
+  "events",
+  "stats",
+  "queue",
+  "queueLimit",
+  "pending",
+  "inFlight",
+  "topology",
+  "workers",
+]);
+
+module.exports = { POOL_USES, serverApi };

@@ -135,4 +135,17 @@ class Elastic {
   }
 }
 
+/** What elastic sizing reads of the pool (host/view.js). */
+Elastic.POOL_USES = Object.freeze([
+  "failure",
+  "ready",
+  "inFlight",
+  "queue",
+  "topology",
+  "debug",
+  "isClosed",
+  "pump",
+  "spawn",
+]);
+
 module.exports = { Elastic };

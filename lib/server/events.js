@@ -75,15 +75,18 @@ class PoolEvents {
   }
 }
 
-/** Why a worker exited, from what the pool knows at its exit. */
-function exitReason(pool, lane, recycled) {
+/**
+ * Why a worker exited, from what the pool knows at its exit: `recycled` (its
+ * recycle reason or null), `killed` (the error the host terminated it for, or
+ * null), whether the pool is closing, whether the worker was ever ready.
+ */
+function exitReason(recycled, killed, closing, everReady) {
   if (recycled === "idle") return "idle";
   if (recycled !== null) return "recycle";
   // Terminated by the host, even if it ends after shutdown began.
-  const killed = pool.killedFor[lane];
   if (killed !== null) return killed.code === CODE.ABANDONED_CALL ? "abandoned" : "hardTimeout";
-  if (pool.isClosed()) return "shutdown";
-  if (!pool.everReady[lane]) return "startFailed";
+  if (closing) return "shutdown";
+  if (!everReady) return "startFailed";
   return "crash";
 }
 

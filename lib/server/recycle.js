@@ -133,4 +133,7 @@ class Recycler {
   }
 }
 
+/** What the recycler reads of the pool (host/view.js). */
+Recycler.POOL_USES = Object.freeze(["workers", "killedFor", "topology", "debug"]);
+
 module.exports = { Recycler, laneEmptied };

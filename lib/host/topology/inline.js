@@ -129,4 +129,15 @@ class InlineLane {
   }
 }
 
+/** What the inline lane reads of the pool (host/view.js). */
+InlineLane.POOL_USES = Object.freeze([
+  "options",
+  "table",
+  "pending",
+  "finish",
+  "pump",
+  "abortToolkit",
+  "releaseSignal",
+]);
+
 module.exports = { InlineLane };

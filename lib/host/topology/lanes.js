@@ -22,7 +22,12 @@ class LanesTopology {
     return { lanes: Math.max(1, options.threads), signals: options.abortSignalCapacity, steal: [] };
   }
 
-  constructor(pool, shape, wakeWorker) {
+  /**
+   * `views(Module)`: the pool's view for a module (host/view.js); this one
+   * reads through its own (POOL_USES) and gives the inline lane its own.
+   */
+  constructor(views, shape, wakeWorker) {
+    const pool = views(LanesTopology);
     const { options, table } = pool;
     const topology = options.topology;
     this.pool = pool;
@@ -32,7 +37,7 @@ class LanesTopology {
     // inline lane at its position and is what the balancer picks from.
     this.lanes = [];
     for (let i = 0; i < options.threads; i++) this.lanes.push(new HostLane(pool.i32, i, wakeWorker));
-    this.inline = options.inliner ? new InlineLane(pool, table, options.inliner) : null;
+    this.inline = options.inliner ? new InlineLane(views(InlineLane), table, options.inliner) : null;
     if (this.inline === null) this.choices = this.lanes;
     else if (options.inliner.position === "first") this.choices = [this.inline, ...this.lanes];
     else this.choices = [...this.lanes, this.inline];
@@ -168,5 +173,21 @@ class LanesTopology {
     );
   }
 }
+
+/** What this topology reads of the pool (host/view.js). */
+LanesTopology.POOL_USES = Object.freeze([
+  "options",
+  "table",
+  "i32",
+  "workers",
+  "killedFor",
+  "recycle",
+  "elastic",
+  "write",
+  "settle",
+  "freePayload",
+  "slotsFreed",
+  "pump",
+]);
 
 module.exports = { LanesTopology };

@@ -17,8 +17,12 @@ class StealTopology {
     return { lanes: 0, signals: abortSignalCapacity, steal: [threads, topology.regionLanes, topology.regionWidth] };
   }
 
-  /** `pool`: its control region is formatted; `wakeWorker(index)` wakes a worker parked on a word. */
-  constructor(pool, shape, wakeWorker) {
+  /**
+   * `views(Module)`: the pool's view for a module (host/view.js), its control
+   * region formatted; `wakeWorker(index)` wakes a worker parked on a word.
+   */
+  constructor(views, shape, wakeWorker) {
+    const pool = views(StealTopology);
     const { topology, threads } = pool.options;
     this.pool = pool;
     this.steal = true;
@@ -132,5 +136,8 @@ class StealTopology {
     this.pool.workers[worker].postMessage({ type: MSG.LEAVE });
   }
 }
+
+/** What this topology reads of the pool (host/view.js). */
+StealTopology.POOL_USES = Object.freeze(["options", "i32", "workers", "write", "settle", "freePayload", "slotsFreed"]);
 
 module.exports = { StealTopology };
