@@ -4,16 +4,17 @@
 // is the default for pools of 2..31 workers (lib/options/index.js); private lanes
 // (lib/protocol/lane.js) are the other topology.
 //
-// This file is the protocol: both ends (the host's, HostSubmit, lives in
-// protocol/steal-host.js), and the worker's whole scheduling loop (when it claims,
-// spins, parks and wakes others). The pool (host/topology/steal.js)
-// and the worker (worker/serve.js) call into it; the exhaustive model checker
+// This file is the protocol, whole: where its words are (StealGeometry), both
+// ends (the host's, HostSubmit; the worker's, Claimant), and the worker's
+// whole scheduling loop (when it claims, spins, parks and wakes others). It is
+// exempt from the line cap: one protocol, read top to bottom. The pool
+// (host/topology/steal.js) and the worker (worker/serve.js) call into it; the exhaustive model checker
 // (__test__/model/) runs these very classes, interleaving every shared-memory
 // access they make, so what is proven is what ships. Every access to a
 // shared word here is an `Atomics` call (the checker stands in for
 // `Atomics`); slot contents (request, response) are plain bytes ordered by
 // those atomics and are written by host/slots.js and worker/serve.js. Offsets come from
-// Rust's layout() (protocol/layout.js, protocol/steal-words.js).
+// Rust's layout() (protocol/layout.js; StealGeometry below).
 //
 // # Words
 // The section has G region lanes of `width` slots each (width <= 32).
@@ -112,12 +113,228 @@
 // worker is idle (so one event loop does not collect every async call); it
 // parks, and the end of its last async call wakes it through its own WAKE.
 
-const { lowestBit, nextBit, popcount, maskOf } = require("./layout.js");
-const { StealGeometry, StealEnd } = require("./steal-words.js");
+const { L, lowestBit, nextBit, popcount, maskOf } = require("./layout.js");
 const { ownerWord } = require("./slot.js");
 const { announce } = require("./doorbell.js");
-// The host's end (steps 1, 2 and 5, and taking back), in a module of its own.
-const { HostSubmit } = require("./steal-host.js");
+
+// ---- Where the words are, and what both ends do with them ----
+
+/** Word and byte offsets of one steal section, shared by both ends (addresses only). */
+class StealGeometry {
+  /**
+   * `sectionByte`: the section's offset in the control region (Rust's
+   * stealOffset); `workers` claimants; `regionLanes` lanes of `width` slots.
+   * `notify(index)`: wakes whoever sleeps on word `index` (the runtime's
+   * way: Atomics.notify for threads, a shared futex for processes).
+   */
+  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
+    this.i32 = i32;
+    this.notify = notify;
+    this.workers = workers;
+    this.regionLanes = regionLanes;
+    this.width = width;
+    this.slots = regionLanes * width;
+    this.full = maskOf(width);
+    const base = sectionByte / 4;
+    this.pending = base + L.stealWordPending; // PENDING[g] = pending + g
+    this.sleepers = base + L.stealWordSleepers;
+    this.idle = base + L.stealWordIdle;
+    this.spinner = base + L.stealWordSpinner;
+    this.doneByte = sectionByte + L.stealDoneOffset;
+    this.slotsByte = this.doneByte + workers * L.doneStride;
+  }
+  /** Word index of DONE[w][g]. */
+  doneWord(w, g) {
+    return (this.doneByte + w * L.doneStride) / 4 + g;
+  }
+  doneSeqWord(w) {
+    return (this.doneByte + w * L.doneStride) / 4 + L.doneSeqWord;
+  }
+  /** Word index of WAKE[w], the counter worker `w` parks on. */
+  wakeWord(w) {
+    return (this.doneByte + w * L.doneStride) / 4 + L.wakeWord;
+  }
+  /** Word index of the first header word of slot `index` (= g * width + b). */
+  slotWord(index) {
+    return (this.slotsByte + index * L.slotStride) / 4;
+  }
+  /** Byte offset of slot `index`'s inline payload. */
+  slotPayload(index) {
+    return this.slotsByte + index * L.slotStride + L.slotHeaderBytes;
+  }
+}
+
+/** What both ends of the steal protocol do with the section's words: wake a worker, look for work. */
+class StealEnd extends StealGeometry {
+  /** Wakes worker `w` if it is parked (bump its WAKE, then notify it). */
+  wakeWorker(w) {
+    const word = this.wakeWord(w);
+    Atomics.add(this.i32, word, 1);
+    this.notify(word);
+  }
+  /** Wakes up to `count` of the workers in `sleepers` (lowest first). */
+  wakeSleepers(sleepers, count) {
+    for (let n = 0; sleepers !== 0 && n < count; n++) {
+      const w = lowestBit(sleepers);
+      sleepers &= sleepers - 1;
+      this.wakeWorker(w);
+    }
+  }
+  /** Whether any PENDING bit is set. */
+  anyPending() {
+    for (let g = 0; g < this.regionLanes; g++) {
+      if (Atomics.load(this.i32, this.pending + g) !== 0) return true;
+    }
+    return false;
+  }
+}
+
+// ---- The host's end ----
+
+/** The host's end (steps 1, 2 and 5, and taking back a dead worker's calls). */
+class HostSubmit extends StealEnd {
+  constructor(i32, sectionByte, workers, regionLanes, width, notify) {
+    super(i32, sectionByte, workers, regionLanes, width, notify);
+    this.busy = new Int32Array(regionLanes); // published, not yet consumed
+    this.fresh = new Int32Array(regionLanes); // published since the last flush
+    this.calls = new Array(this.slots).fill(null); // the pool's registry of pending calls
+    this.seen = [];
+    this.seenSeq = new Int32Array(workers);
+    for (let w = 0; w < workers; w++) this.seen.push(new Int32Array(regionLanes));
+    this.inFlight = 0;
+    this.nextLane = 0;
+    this.cursor = new Int32Array(regionLanes); // next slot to try, per region lane
+  }
+  /** A slot the host does not hold (g * width + b), or -1. */
+  freeSlot() {
+    if (this.inFlight === this.slots) return -1;
+    // Start where the last search ended: published calls spread over the
+    // region lanes, and a full lane is not rescanned on every call.
+    for (let i = 0; i < this.regionLanes; i++) {
+      const g = this.nextLane;
+      const b = nextBit(~this.busy[g] & this.full, this.cursor[g]);
+      if (b >= 0) {
+        this.cursor[g] = b + 1;
+        return g * this.width + b;
+      }
+      this.nextLane = g + 1 === this.regionLanes ? 0 : g + 1;
+    }
+    return -1;
+  }
+  /** Step 1, after the request is written: the slot joins this burst. */
+  publish(index, call) {
+    const g = (index / this.width) | 0;
+    const bit = 1 << (index - g * this.width);
+    this.busy[g] |= bit;
+    this.fresh[g] |= bit;
+    this.calls[index] = call;
+    this.inFlight++;
+  }
+  /** Step 2: hand the burst to the claimants and wake sleepers. */
+  flush() {
+    const i32 = this.i32;
+    let published = 0;
+    for (let g = 0; g < this.regionLanes; g++) {
+      let bits = this.fresh[g];
+      if (bits === 0) continue;
+      this.fresh[g] = 0;
+      published += popcount(bits);
+      // The bits first, then OWNER = 0 (see step 2).
+      Atomics.or(i32, this.pending + g, bits);
+      while (bits !== 0) {
+        const b = lowestBit(bits);
+        bits &= bits - 1;
+        // After the request's words: a claimant whose compare-exchange
+        // reads 0 reads the request written before it.
+        Atomics.store(i32, ownerWord(this.slotWord(g * this.width + b)), 0);
+      }
+    }
+    if (published === 0) return;
+    // After the or: a parking worker sets its SLEEPERS bit, then re-reads
+    // PENDING; one of the two sequentially consistent loads sees the other.
+    const sleepers = Atomics.load(i32, this.sleepers);
+    if (sleepers === 0) return;
+    // A spinner takes the first call itself; if it finds more, it passes
+    // the baton (Claimant.serve).
+    const wanted = Atomics.load(i32, this.spinner) !== 0 ? published - 1 : published;
+    if (wanted > 0) this.wakeSleepers(sleepers, wanted);
+  }
+  /**
+   * Step 5 for worker `w`: calls `settle(index)` for each answered slot
+   * (freed first); returns how many.
+   */
+  takeDone(w, settle) {
+    const i32 = this.i32;
+    const seq = Atomics.load(i32, this.doneSeqWord(w));
+    if (seq === this.seenSeq[w]) return 0;
+    this.seenSeq[w] = seq;
+    const seen = this.seen[w];
+    let settled = 0;
+    for (let g = 0; g < this.regionLanes; g++) {
+      if (this.busy[g] === 0) continue;
+      const done = Atomics.load(i32, this.doneWord(w, g));
+      // Only slots the host handed out (DONE is writable by task code).
+      let answered = (done ^ seen[g]) & this.busy[g];
+      if (answered === 0) continue;
+      seen[g] ^= answered;
+      this.busy[g] &= ~answered;
+      while (answered !== 0) {
+        const b = lowestBit(answered);
+        answered &= answered - 1;
+        this.inFlight--;
+        settle(g * this.width + b);
+        settled++;
+      }
+    }
+    return settled;
+  }
+  /** Takes the call out of a consumed (or taken back) slot. */
+  release(index) {
+    const call = this.calls[index];
+    this.calls[index] = null;
+    return call;
+  }
+  /** Worker id in slot `index`'s OWNER word (-1: published, unclaimed). */
+  ownerOf(index) {
+    return Atomics.load(this.i32, ownerWord(this.slotWord(index))) - 1;
+  }
+  /**
+   * Worker `w` is gone: settles the answers it published (`settle(index)`),
+   * then returns the slots it claimed and did not answer (see "A worker
+   * that dies"). The caller releases their calls and rejects them.
+   */
+  takeBack(w, settle) {
+    const i32 = this.i32;
+    const answered = this.takeDone(w, settle);
+    const held = [];
+    for (let g = 0; g < this.regionLanes; g++) {
+      let busy = this.busy[g] & ~this.fresh[g];
+      while (busy !== 0) {
+        const b = lowestBit(busy);
+        busy &= busy - 1;
+        const index = g * this.width + b;
+        if (this.ownerOf(index) !== w) continue;
+        this.busy[g] &= ~(1 << b);
+        Atomics.and(i32, this.pending + g, ~(1 << b));
+        this.inFlight--;
+        held.push(index);
+      }
+      Atomics.store(i32, this.doneWord(w, g), 0);
+      this.seen[w][g] = 0;
+    }
+    Atomics.store(i32, this.doneSeqWord(w), 0);
+    this.seenSeq[w] = 0;
+    Atomics.and(i32, this.sleepers, ~(1 << w));
+    Atomics.and(i32, this.idle, ~(1 << w));
+    // A dead spinner spins no more: free its turn, and wake the sleepers
+    // for any work the host left to it.
+    Atomics.compareExchange(i32, this.spinner, w + 1, 0);
+    if (this.anyPending()) this.wakeSleepers(Atomics.load(i32, this.sleepers), this.workers);
+    return { answered, held };
+  }
+}
+
+// ---- The worker's end: claiming, spinning, parking, waking ----
 
 // Claims that found PENDING bits but won nothing, in a row, before a worker
 // parks: a bit stays set for a moment after another worker won its slot (it

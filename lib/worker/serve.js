@@ -3,8 +3,8 @@
 // worker processes (worker/process-main.js): import the task modules, then serve
 // calls until the host ends the worker, from the worker's private lane
 // (lib/protocol/lane.js) or by claiming them from the pool's shared submit region
-// (lib/protocol/steal.js). The loop itself is the topology's (worker/lane-loop.js,
-// worker/steal-loop.js); this module runs the calls it hands over. Threads and
+// (lib/protocol/steal.js). The loop itself is the topology's (worker/ports.js);
+// this module runs the calls it hands over. Threads and
 // processes differ only in how they sleep, wake a sleeper and report
 // start-up.
 
@@ -13,8 +13,7 @@ const native = require("../native/index.js");
 const runtimeName = require("../runtimes/index.js").host.name;
 const { L } = require("../protocol/layout.js");
 const Slot = require("../protocol/slot.js");
-const { openLane } = require("./lane-loop.js");
-const { openSteal } = require("./steal-loop.js");
+const { openLane, openSteal } = require("./ports.js");
 const { Encoder } = require("../codec/index.js");
 const { CODE, regionCorruptError, codedError, placeValueError } = require("../errors.js");
 const { PayloadRegion } = require("../payload/region.js");
@@ -70,8 +69,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
   const i32 = new Int32Array(control);
   const u8 = new Uint8Array(control);
   const bell = new native.WorkerBell(u8);
-  // Where this worker's calls come from: its private lane (worker/lane-loop.js),
-  // or the pool's shared submit region (worker/steal-loop.js). Both answer
+  // Where this worker's calls come from: its private lane (openLane),
+  // or the pool's shared submit region (openSteal), both in worker/ports.js. Both answer
   // through `port`: slotWord/slotPayload address a slot, finish(slot)
   // records its answer, and its loop decides when to run, spin, park and
   // wake; `env` is how that loop acts here.
@@ -359,8 +358,8 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
 
   /**
    * Between calls, with a recycle limit set (server/recycle.js): once a limit is
-   * reached, the topology's way of leaving (worker/lane-loop.js: ask the host
-   * once; worker/steal-loop.js: exit as soon as this worker holds no call).
+   * reached, the topology's way of leaving (worker/ports.js: with a private
+   * lane, ask the host once; stealing, exit as soon as this worker holds no call).
    */
   function callEnded() {
     const limit = recycle === null ? null : recycle.callEnded();
