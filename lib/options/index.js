@@ -2,7 +2,8 @@
 // createPool's options: defaults, and validation that names the key at fault.
 
 const os = require("node:os");
-const { resolvePermission, checkPermission, PERMISSION_FLAG } = require("./permission.js");
+const { resolvePermission } = require("./permission.js");
+const { checkPermission, PERMISSION_FLAG } = require("./permission-runtimes.js");
 const runtimes = require("../runtimes/index.js");
 const server = require("./server.js");
 const { resolveElastic, ELASTIC_KEYS } = require("./elastic.js");

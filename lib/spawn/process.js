@@ -20,7 +20,7 @@ const { join, delimiter } = require("node:path");
 const native = require("../native/index.js");
 const runtimes = require("../runtimes/index.js");
 const { MSG, pack, unpack } = require("../protocol/messages.js");
-const { permissionFlags, transportReads, PERMISSION_FLAG } = require("../options/permission.js");
+const { permissionFlags, transportReads, PERMISSION_FLAG } = require("../options/permission-runtimes.js");
 
 const PROCESS_WORKER_FILE = join(__dirname, "..", "worker", "process-main.js");
 /** Set by worker/process-main.js: `isMain` is false in a worker process. */
