@@ -135,3 +135,26 @@ test("both topologies offer the one interface of host/topology/interface.js", as
     }
   }
 });
+
+/** Pairs of lib/ paths whose words (folders and name, split at "-") are the same in another order. */
+function reorderedPairs(paths) {
+  const byWords = new Map();
+  const pairs = [];
+  for (const path of paths) {
+    const key = path.replace(/\.js$/, "").split(/[/-]/).sort().join(" ");
+    if (byWords.has(key)) pairs.push([byWords.get(key), path]);
+    else byWords.set(key, path);
+  }
+  return pairs;
+}
+
+test("no two lib/ files' names differ only by the order of their words", () => {
+  assert.deepEqual(reorderedPairs(files), []);
+  // The check sees the kind of pair it forbids.
+  assert.deepEqual(reorderedPairs(["host/steal-host.js", "host/host-steal.js", "protocol/steal.js"]), [
+    ["host/steal-host.js", "host/host-steal.js"],
+  ]);
+  assert.deepEqual(reorderedPairs(["host-steal.js", "steal-host.js", "protocol/steal.js"]), [
+    ["host-steal.js", "steal-host.js"],
+  ]);
+});
