@@ -1066,7 +1066,8 @@ export type KnittingErrorCode =
   | "KNT_RUNTIME_UNAVAILABLE"
   | "KNT_NO_MODULE_FILE"
   | "KNT_TOO_MANY_TASKS"
-  | "KNT_WORKER_START_FAILED";
+  | "KNT_WORKER_START_FAILED"
+  | "KNT_BROADCAST_FAILED";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or

@@ -1,0 +1,138 @@
+// pool.broadcast.<name>(arg): a task once on every live worker, in lane order.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { createPool, WorkerExitError } from "../index.mjs";
+import * as t from "./fixtures/broadcast-tasks.mjs";
+
+const THREADS = 3;
+
+for (const [mode, host] of [
+  ["work stealing", { steal: true }],
+  ["private lanes", { steal: false }],
+]) {
+  test(`threads, ${mode}: every worker runs the broadcast once; its state serves later calls`, async () => {
+    const pool = createPool({ threads: THREADS, host })(t);
+    try {
+      await pool.ready;
+      await pool.call.whoAmI(); // the workers then park, idle
+      const set = await pool.broadcast.setConfig({ level: 2 });
+      assert.equal(set.length, THREADS);
+      const ids = set.map((r) => r.threadId);
+      assert.equal(new Set(ids).size, THREADS, "one entry per worker");
+      // Lane order: another broadcast lists the same workers in the same order.
+      assert.deepEqual(
+        (await pool.broadcast.readConfig()).map((r) => [r.threadId, r.config, r.setups]),
+        ids.map((id) => [id, { level: 2 }, 1]),
+      );
+      // Normal calls, wherever they run, see the state the broadcast set.
+      const reads = await Promise.all(Array.from({ length: 60 }, () => pool.call.readConfig()));
+      for (const r of reads) {
+        assert.ok(ids.includes(r.threadId));
+        assert.deepEqual(r.config, { level: 2 });
+        assert.equal(r.setups, 1);
+      }
+    } finally {
+      await pool.shutdown();
+    }
+  });
+
+  test(`threads, ${mode}: a broadcast reaches workers that hold async calls`, async () => {
+    const pool = createPool({ threads: THREADS, host })(t);
+    try {
+      const ids = (await pool.broadcast.whoAmI()).map((r) => r.threadId);
+      const held = Array.from({ length: 12 }, () => pool.call.busy(30));
+      const got = await pool.broadcast.asyncWho("x");
+      assert.deepEqual(
+        got.map((r) => [r.threadId, r.tag]),
+        ids.map((id) => [id, "x"]),
+      );
+      assert.equal((await Promise.all(held)).length, 12);
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+test("a throw on one worker rejects, naming it, with the others' results", async () => {
+  const pool = createPool({ threads: THREADS })(t);
+  try {
+    const ids = (await pool.broadcast.whoAmI()).map((r) => r.threadId);
+    const err = await pool.broadcast.throwOn(ids[1]).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
+    assert.equal(err.code, "KNT_BROADCAST_FAILED");
+    assert.equal(err.task, "throwOn");
+    assert.match(err.message, new RegExp(`worker 1 \\(threadId ${ids[1]}\\).*RangeError: no config for ${ids[1]}`));
+    assert.deepEqual(err.lanes, [0, 1, 2]);
+    assert.equal(err.results[0].threadId, ids[0]);
+    assert.equal(err.results[1], undefined);
+    assert.equal(err.results[2].threadId, ids[2]);
+    assert.ok(err.errors[1] instanceof RangeError);
+    assert.equal(err.cause, err.errors[1]);
+    assert.equal(err.errors[0], undefined);
+    // The pool goes on.
+    assert.equal((await pool.broadcast.whoAmI()).length, THREADS);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a worker that dies during a broadcast rejects it with its exit error; the pool stays usable", async () => {
+  const pool = createPool({ threads: THREADS, host: { steal: false }, worker: { allowExit: true } })(t);
+  try {
+    const ids = (await pool.broadcast.whoAmI()).map((r) => r.threadId);
+    const err = await pool.broadcast.exitOn(ids[2]).then(
+      () => assert.fail("must reject"),
+      (e) => e,
+    );
+    assert.ok(err instanceof WorkerExitError, String(err));
+    assert.equal(err.code, "KNT_WORKER_EXIT");
+    assert.equal(err.lane, 2);
+    assert.equal(err.exitCode, 9);
+    assert.equal(err.results[0].threadId, ids[0]);
+    assert.equal(err.results[1].threadId, ids[1]);
+    // The replacement is a worker of the next broadcast; calls still run.
+    const after = await pool.broadcast.whoAmI();
+    assert.equal(after.length, THREADS);
+    assert.notEqual(after[2].threadId, ids[2]);
+    assert.equal(await pool.call.whoAmI().then((r) => typeof r.threadId), "number");
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("after shutdown a broadcast rejects like a call; one pending at shutdown too", async () => {
+  const pool = createPool({ threads: 2 })(t);
+  await pool.ready;
+  const pending = pool.broadcast.busy(60_000);
+  await pool.shutdown();
+  await assert.rejects(pending, { code: "KNT_POOL_SHUTDOWN" });
+  const callErr = await pool.call.whoAmI().catch((e) => e);
+  const err = await pool.broadcast.whoAmI().catch((e) => e);
+  assert.equal(err.code, "KNT_POOL_SHUTDOWN");
+  assert.equal(err.code, callErr.code);
+  assert.equal(err.message, callErr.message);
+});
+
+test("bad options and names", async () => {
+  const pool = createPool({ threads: 1 })(t);
+  try {
+    await assert.rejects(pool.broadcast.whoAmI(1, { keep: 1 }), { name: "TypeError", code: "KNT_INVALID_OPTION" });
+    await assert.rejects(pool.broadcast.whoAmI(1, { kept: true }), {
+      code: "KNT_INVALID_OPTION",
+      message: /unknown option kept; allowed: keep/,
+    });
+    assert.throws(() => pool.broadcast.nope(), {
+      name: "TypeError",
+      code: "KNT_UNKNOWN_TASK",
+      message: /pool\.broadcast\.nope/,
+    });
+    await assert.rejects(
+      pool.broadcast.whoAmI(() => {}),
+      { code: "KNT_VALUE_FUNCTION", message: /"whoAmI", arg/ },
+    );
+  } finally {
+    await pool.shutdown();
+  }
+});
