@@ -3,6 +3,9 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { createPool, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/broadcast-tasks.mjs";
+import { createRequire } from "node:module";
+
+const { MSG, pack, unpack } = createRequire(import.meta.url)("../lib/protocol/messages.js");
 
 const THREADS = 3;
 
@@ -135,4 +138,57 @@ test("bad options and names", async () => {
   } finally {
     await pool.shutdown();
   }
+});
+
+for (const [mode, host] of [
+  ["work stealing", { steal: true }],
+  ["private lanes", { steal: false }],
+]) {
+  test(`worker processes, ${mode}: each runs the broadcast; a throw on one names its pid`, async () => {
+    const pool = createPool({ threads: 2, host, worker: { runtime: "process" } })(t);
+    try {
+      const set = await pool.broadcast.setConfig({ cache: [1, 2, 3], at: new Date(0) });
+      const pids = set.map((r) => r.pid);
+      assert.equal(new Set(pids).size, 2, "one entry per process");
+      assert.ok(!pids.includes(process.pid));
+      const state = await pool.broadcast.readConfig();
+      assert.deepEqual(
+        state.map((r) => [r.pid, r.config, r.setups]),
+        pids.map((pid) => [pid, { cache: [1, 2, 3], at: new Date(0) }, 1]),
+      );
+      for (const r of await Promise.all(Array.from({ length: 20 }, () => pool.call.readConfig())))
+        assert.deepEqual([pids.includes(r.pid), r.setups], [true, 1]);
+      const err = await pool.broadcast.throwOn(pids[0]).catch((e) => e);
+      assert.equal(err.code, "KNT_BROADCAST_FAILED");
+      assert.match(err.message, new RegExp(`worker 0 \\(pid ${pids[0]}\\)`));
+      assert.ok(err.errors[0] instanceof RangeError);
+      assert.equal(err.results[1].pid, pids[1]);
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+test("worker processes: a process that exits during a broadcast rejects it with its WorkerExitError", async () => {
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { runtime: "process" } })(t);
+  try {
+    const pids = (await pool.broadcast.whoAmI()).map((r) => r.pid);
+    const err = await pool.broadcast.exitOn(pids[1]).catch((e) => e);
+    assert.ok(err instanceof WorkerExitError, String(err));
+    assert.deepEqual([err.lane, err.pid, err.exitCode], [1, pids[1], 9]);
+    assert.equal(err.results[0].pid, pids[0]);
+    const after = await pool.broadcast.whoAmI();
+    assert.equal(after.length, 2);
+    assert.notEqual(after[1].pid, pids[1]);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("a broadcast message crosses a JSON-only channel (Bun, Deno) as packed codec bytes", () => {
+  const arg = new Uint8Array([1, 2, 250]);
+  const sent = pack({ type: MSG.BROADCAST, id: 7, task: 3, arg }, "json");
+  const { message, serialization } = unpack(JSON.parse(JSON.stringify(sent)));
+  assert.equal(serialization, "json");
+  assert.deepEqual(message, { type: "broadcast", id: 7, task: 3, arg });
 });
