@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createPool, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/broadcast-tasks.mjs";
 import { createRequire } from "node:module";
+import { sleep } from "./helpers/wait.mjs";
 
 const { MSG, pack, unpack } = createRequire(import.meta.url)("../lib/protocol/messages.js");
 
@@ -191,4 +192,87 @@ test("a broadcast message crosses a JSON-only channel (Bun, Deno) as packed code
   const { message, serialization } = unpack(JSON.parse(JSON.stringify(sent)));
   assert.equal(serialization, "json");
   assert.deepEqual(message, { type: "broadcast", id: 7, task: 3, arg });
+});
+
+for (const [mode, host] of [
+  ["work stealing", { steal: true }],
+  ["private lanes", { steal: false }],
+]) {
+  test(`keep, ${mode}: recycled workers' replacements run the kept setup before their first call`, async () => {
+    const pool = createPool({ threads: 2, host, worker: { maxCallsBeforeRecycle: 3 } })(t);
+    try {
+      const first = (await pool.broadcast.setConfig({ v: 1 }, { keep: true })).map((r) => r.threadId);
+      const seen = new Set();
+      for (let i = 0; i < 30; i++) {
+        const r = await pool.call.readConfig();
+        seen.add(r.threadId);
+        // Every call, the first on each replacement included, finds the setup done, once.
+        assert.deepEqual([r.config, r.setups], [{ v: 1 }, 1], `call ${i} on threadId ${r.threadId}`);
+      }
+      assert.ok(
+        [...seen].some((id) => !first.includes(id)),
+        "calls ran on replacements",
+      );
+    } finally {
+      await pool.shutdown();
+    }
+  });
+}
+
+test("keep: a crashed worker's replacement runs the kept broadcasts, last per task, in first-kept order", async () => {
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { allowExit: true } })(t);
+  try {
+    await pool.broadcast.record("first", { keep: true });
+    await pool.broadcast.setConfig({ v: 1 }, { keep: true });
+    await pool.broadcast.record("second", { keep: true });
+    await pool.broadcast.record("not kept");
+    const before = await pool.broadcast.readLog();
+    for (const r of before) assert.deepEqual(r.log, ["first", "setConfig", "second", "not kept"]);
+    await assert.rejects(pool.call.exitWorker(3), WorkerExitError);
+    const after = await pool.broadcast.readLog();
+    const fresh = after.filter((r) => !before.some((b) => b.threadId === r.threadId));
+    assert.equal(fresh.length, 1, "one replacement");
+    assert.deepEqual(fresh[0].log, ["second", "setConfig"]);
+    for (let i = 0; i < 8; i++) assert.deepEqual((await pool.call.readConfig()).config, { v: 1 });
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("keep: a kept broadcast that throws on a joining worker is its start-up failure", async () => {
+  const pool = createPool({ threads: 2, host: { steal: false }, worker: { allowExit: true } })(t);
+  try {
+    const ids = (await pool.broadcast.whoAmI()).map((r) => r.threadId);
+    await pool.broadcast.throwIfJoined(Math.max(...ids), { keep: true });
+    await assert.rejects(pool.call.exitWorker(3), WorkerExitError);
+    // The surviving worker may answer a few calls before the replacement fails the pool.
+    let err = null;
+    for (let i = 0; err === null && i < 3000; i++) {
+      err = await pool.call.whoAmI().then(
+        () => null,
+        (e) => e,
+      );
+      if (err === null) await sleep(10);
+    }
+    assert.equal(err.code, "KNT_BROADCAST_FAILED");
+    assert.match(err.message, /the kept broadcast "throwIfJoined" threw: Error: worker \d+ refuses the setup/);
+    await assert.rejects(pool.broadcast.whoAmI(), { code: "KNT_BROADCAST_FAILED" });
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+test("keep: an elastic pool's new workers run the kept setup; a broadcast reaches the workers it has", async () => {
+  const pool = createPool({ minThreads: 1, maxThreads: 3, idleTimeout: 60_000 })(t);
+  try {
+    const set = await pool.broadcast.setConfig({ v: 2 }, { keep: true });
+    assert.equal(set.length, 1, "minThreads workers at the start");
+    const reads = await Promise.all(Array.from({ length: 60 }, () => pool.call.readConfig()));
+    for (const r of reads) assert.deepEqual([r.config, r.setups], [{ v: 2 }, 1]);
+    const now = await pool.broadcast.readConfig();
+    assert.equal(now.length, 3, "grew to maxThreads while the calls waited");
+    for (const r of now) assert.deepEqual([r.config, r.setups], [{ v: 2 }, 1]);
+  } finally {
+    await pool.shutdown();
+  }
 });

@@ -79,10 +79,7 @@ class Broadcasts {
     } catch (err) {
       return Promise.reject(placeValueError(err, name, "argument"));
     }
-    if (keep) {
-      this.kept.delete(task); // set() would keep the old place; the order is of first keeping
-      this.kept.set(task, bytes);
-    }
+    if (keep) this.kept.set(task, bytes); // a Map keeps a key where it was first set: first-kept order
     const round = new Round(this.nextId++, task, name, bytes);
     const promise = new Promise((resolve, reject) => {
       round.resolve = resolve;
