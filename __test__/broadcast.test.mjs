@@ -276,3 +276,13 @@ test("keep: an elastic pool's new workers run the kept setup; a broadcast reache
     await pool.shutdown();
   }
 });
+
+test("task({ f }).createPool(): pool.broadcast(arg) for its one task", async () => {
+  const pool = t.setConfig.createPool({ threads: 2 });
+  try {
+    const got = await pool.broadcast("one");
+    assert.equal(new Set(got.map((r) => r.threadId)).size, 2);
+  } finally {
+    await pool.shutdown();
+  }
+});
