@@ -286,3 +286,25 @@ test("task({ f }).createPool(): pool.broadcast(arg) for its one task", async () 
     await pool.shutdown();
   }
 });
+
+test("a broadcast is not a call in pool.stats(); shutdown() with resolveAfterFinishingAll waits for it", async () => {
+  const pool = createPool({ threads: 2, worker: { resolveAfterFinishingAll: true } })(t);
+  await pool.call.whoAmI();
+  const running = pool.broadcast.busy(50);
+  const stats = pool.stats();
+  assert.deepEqual([stats.submitted, stats.completed, stats.pending], [1, 1, 0]);
+  await pool.shutdown();
+  assert.equal((await running).length, 2, "it ran to completion on both workers");
+});
+
+test("workers parked until woken (no worker.timers.parkMs) read a broadcast without a wake", async () => {
+  const pool = createPool({ threads: 2, host: { steal: false } })(t);
+  try {
+    await Promise.all([pool.call.whoAmI(), pool.call.whoAmI()]);
+    await sleep(100); // past the spin: both workers park in their lane's wait
+    assert.equal((await pool.broadcast.whoAmI()).length, 2);
+    assert.equal((await pool.call.whoAmI()).pid, process.pid, "the lanes still serve");
+  } finally {
+    await pool.shutdown();
+  }
+});

@@ -97,8 +97,10 @@ class Broadcasts {
       worker.postMessage({ type: MSG.BROADCAST, id: round.id, task, arg: bytes });
     });
     if (round.left === 0) return Promise.resolve([]);
+    // Held like a call (the process stays alive, shutdown() waits for it if told to), but not
+    // counted as one: pool.stats() counts calls.
+    if (this.rounds.size === 0) pool.liveness.setBroadcasts(true);
     this.rounds.set(round.id, round);
-    if (pool.pending++ === 0) pool.liveness.setCalls(true); // a broadcast holds the process like a call
     return promise;
   }
 
@@ -163,9 +165,7 @@ class Broadcasts {
   settleEntry(round, at) {
     round.workers[at] = null;
     if (--round.left !== 0) return;
-    this.rounds.delete(round.id);
-    const pool = this.pool;
-    if (--pool.pending === 0) pool.liveness.setCalls(false);
+    this.forget(round);
     if (round.dropped) {
       const keepAt = round.lanes.map((lane) => lane >= 0);
       for (const key of ["results", "errors", "failed", "who", "lanes"])
@@ -173,7 +173,18 @@ class Broadcasts {
     }
     if (round.failed.includes(true)) round.reject(this.failure(round));
     else round.resolve(round.results);
-    if (pool.pending === 0 && pool.drainedResolve !== null) pool.drainedResolve();
+    const pool = this.pool;
+    if (pool.pending === 0 && this.idle() && pool.drainedResolve !== null) pool.drainedResolve();
+  }
+
+  /** No broadcast is in flight. */
+  idle() {
+    return this.rounds.size === 0;
+  }
+
+  forget(round) {
+    this.rounds.delete(round.id);
+    if (this.rounds.size === 0) this.pool.liveness.setBroadcasts(false);
   }
 
   /** The error a failed round rejects with: a worker's exit error, else one naming the workers that threw. */
@@ -206,8 +217,7 @@ class Broadcasts {
   /** The pool failed or closed: every broadcast in flight rejects with `err` (`late`: after shutdown resolves). */
   rejectAll(err, late) {
     for (const round of [...this.rounds.values()]) {
-      this.rounds.delete(round.id);
-      if (--this.pool.pending === 0) this.pool.liveness.setCalls(false);
+      this.forget(round);
       if (late) this.pool.shutdownGate.then(() => round.reject(err));
       else round.reject(err);
     }

@@ -430,7 +430,7 @@ class Pool {
     if (this.debug) {
       this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);
     }
-    if (!wait || this.pending === 0) {
+    if (!wait || (this.pending === 0 && this.broadcasts.idle())) {
       this.shutdownPromise = this.close();
       // Registered before the caller's own reaction, so the gate opens first
       // and the rejections follow the caller's `await` in the same turn.
