@@ -308,3 +308,22 @@ test("workers parked until woken (no worker.timers.parkMs) read a broadcast with
     await pool.shutdown();
   }
 });
+
+test("keep, worker processes that recycle themselves: replacements have the setup; a broadcast meanwhile still answers", async () => {
+  const pool = createPool({ threads: 2, worker: { runtime: "process", maxCallsBeforeRecycle: 2 } })(t);
+  try {
+    await pool.broadcast.setConfig({ v: 3 }, { keep: true });
+    const calls = Array.from({ length: 16 }, () => pool.call.readConfig());
+    const during = await pool.broadcast.readConfig();
+    assert.equal(during.length, 2);
+    for (const r of during) assert.deepEqual(r.config, { v: 3 });
+    const pids = new Set();
+    for (const r of await Promise.all(calls)) {
+      pids.add(r.pid);
+      assert.deepEqual([r.config, r.setups], [{ v: 3 }, 1]);
+    }
+    assert.ok(pids.size > 2, "calls ran on replacements");
+  } finally {
+    await pool.shutdown();
+  }
+});
