@@ -33,6 +33,7 @@ class Round {
     this.errors = [];
     this.failed = []; // by entry: whether it threw (a task may throw undefined)
     this.exit = null; // the first WorkerExitError among its workers
+    this.dropped = 0; // entries of elastic workers that left idle: not in the result
     this.left = 0;
     this.resolve = null;
     this.reject = null;
@@ -135,7 +136,7 @@ class Broadcasts {
         round.workers[at] = lane; // waits for the lane's next worker
       } else if (how === "left") {
         round.workers[at] = null;
-        round.dropped = (round.dropped || 0) + 1;
+        round.dropped++;
         round.lanes[at] = -1;
         this.settleEntry(round, at);
       } else {
@@ -166,7 +167,7 @@ class Broadcasts {
     round.workers[at] = null;
     if (--round.left !== 0) return;
     this.forget(round);
-    if (round.dropped) {
+    if (round.dropped !== 0) {
       const keepAt = round.lanes.map((lane) => lane >= 0);
       for (const key of ["results", "errors", "failed", "who", "lanes"])
         round[key] = round[key].filter((_, i) => keepAt[i]);
