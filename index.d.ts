@@ -227,6 +227,28 @@ export type TaskCaller<A, R, Abortable extends boolean = false> = undefined exte
   ? (arg?: A | Promise<A> | TransferredArg<A>, options?: CallOptions) => CallPromise<R, Abortable>
   : (arg: A | Promise<A> | TransferredArg<A>, options?: CallOptions) => CallPromise<R, Abortable>;
 
+/** The second, optional argument of a broadcast: `pool.broadcast.name(arg, { keep: true })`. */
+export interface BroadcastOptions {
+  /**
+   * Also remember this broadcast (the last one per task): every worker that
+   * starts later (a replacement, a recycled worker's, an elastic pool's new
+   * one) runs the kept broadcasts, in the order their tasks were first
+   * kept, before it reports ready, so before any call reaches it. One that
+   * throws there fails the pool as a start-up error (`"KNT_BROADCAST_FAILED"`).
+   * @default false
+   */
+  keep?: boolean;
+}
+
+/**
+ * The broadcast side of one task: runs it once on every live worker and
+ * resolves to the results in lane order, one per worker. The argument is
+ * sent as it is (a Promise is not awaited).
+ */
+export type TaskBroadcaster<A, R> = undefined extends A
+  ? (arg?: A, options?: BroadcastOptions) => Promise<R[]>
+  : (arg: A, options?: BroadcastOptions) => Promise<R[]>;
+
 // ---------------------------------------------------------------------------
 // Pools
 // ---------------------------------------------------------------------------
@@ -446,6 +468,20 @@ export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
    * `reject()`); calls of any other task return a plain `Promise`.
    */
   readonly call: { readonly [K in keyof T]: TaskCaller<ArgOf<T[K]>, ResultOf<T[K]>, AbortableOf<T[K]>> };
+
+  /**
+   * One broadcaster per task, by name (or index), as for `call`:
+   * `pool.broadcast.setConfig(cfg)` runs `setConfig` once on every live
+   * worker, thread or process, and resolves to the results in lane order.
+   * It travels on the host-worker control channel, not the lanes: a worker
+   * runs it when its event loop next turns (at once when idle). It rejects
+   * with a {@link BroadcastError} when the task throws on any worker, with
+   * that worker's {@link WorkerExitError} (carrying the same `results`)
+   * when one exits meanwhile, and as a call does after shutdown.
+   * `{ keep: true }` ({@link BroadcastOptions}) also runs it on workers that
+   * start later, before they serve a call.
+   */
+  readonly broadcast: { readonly [K in keyof T]: TaskBroadcaster<ArgOf<T[K]>, ResultOf<T[K]>> };
 }
 
 /**
@@ -459,6 +495,9 @@ export interface SingleTaskPool<A, R, Abortable extends boolean = false> extends
    * and resolves to its result; `options` as for {@link Pool.call}.
    */
   readonly call: TaskCaller<A, R, Abortable>;
+
+  /** Runs the task once on every live worker; see {@link Pool.broadcast}. */
+  readonly broadcast: TaskBroadcaster<A, R>;
 }
 
 // ---------------------------------------------------------------------------
@@ -1066,7 +1105,8 @@ export type KnittingErrorCode =
   | "KNT_RUNTIME_UNAVAILABLE"
   | "KNT_NO_MODULE_FILE"
   | "KNT_TOO_MANY_TASKS"
-  | "KNT_WORKER_START_FAILED";
+  | "KNT_WORKER_START_FAILED"
+  | "KNT_BROADCAST_FAILED";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or
@@ -1076,6 +1116,26 @@ export type KnittingErrorCode =
  */
 export interface KnittingError extends Error {
   code?: KnittingErrorCode | (string & {});
+}
+
+/**
+ * What a broadcast rejects with when its task threw on one or more workers
+ * (`code` `"KNT_BROADCAST_FAILED"`); its message names the first such worker
+ * (lane and `threadId` or `pid`). The arrays hold one entry per worker the
+ * broadcast went to, in lane order.
+ */
+export interface BroadcastError<R = unknown> extends Error {
+  code: "KNT_BROADCAST_FAILED";
+  /** The task broadcast. */
+  task: string;
+  /** Each entry's worker lane. */
+  lanes: number[];
+  /** Each worker's result; `undefined` where it threw. */
+  results: (R | undefined)[];
+  /** What each worker threw; `undefined` where it did not. */
+  errors: unknown[];
+  /** What the first failing worker threw. */
+  cause: unknown;
 }
 
 /**

@@ -12,6 +12,8 @@ const CODE = Object.freeze({
   ABANDONED_CALL: "KNT_ABANDONED_CALL",
   /** more abort-aware calls in flight than abortSignalCapacity */
   ABORT_SIGNALS_EXHAUSTED: "KNT_ABORT_SIGNALS_EXHAUSTED",
+  /** a broadcast's task threw (or its result could not be sent) on one or more workers */
+  BROADCAST_FAILED: "KNT_BROADCAST_FAILED",
   /** createPool(options, tasks), or call/shutdown/ready read on createPool(options) */
   CREATE_POOL_FORM: "KNT_CREATE_POOL_FORM",
   /** the call ran longer than worker.hardTimeoutMs */

@@ -18,6 +18,7 @@ const { poolView } = require("../host/view.js");
 function publicPool(pool) {
   const api = {
     call: pool.call,
+    broadcast: pool.broadcast,
     ready: pool.readyPromise,
     shutdown: (delayMs) => pool.shutdown(delayMs),
     [Symbol.dispose]: () => {
@@ -82,7 +83,7 @@ function formError(message) {
  * members on the factory throw an error that shows the form instead.
  */
 function notAPool(factory) {
-  for (const name of ["call", "shutdown", "ready"]) {
+  for (const name of ["call", "broadcast", "shutdown", "ready"]) {
     Object.defineProperty(factory, name, {
       get() {
         throw formError(
@@ -105,6 +106,7 @@ function createSingleTaskPool(options, task) {
   const full = publicPool(pool);
   const api = {
     call: (arg, callOptions) => pool.submit(0, arg, callOptions),
+    broadcast: (arg, options) => pool.broadcasts.start(0, arg, options),
     ready: full.ready,
     shutdown: full.shutdown,
     [Symbol.dispose]: full[Symbol.dispose],

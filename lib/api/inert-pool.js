@@ -45,15 +45,16 @@ function inertBase() {
 /** An inert `createPool(options)(tasks)`: `pool.call.<any name>` throws. */
 function inertPool() {
   // Any name, not only the tasks': the worker's copy of the module has no pool to ask.
-  const call = new Proxy(Object.freeze(Object.create(null)), {
-    get: (_, name) => (typeof name === "string" ? thrower(`pool.call.${name}()`) : undefined),
-  });
-  return Object.freeze({ call, ...inertBase() });
+  const callers = (what) =>
+    new Proxy(Object.freeze(Object.create(null)), {
+      get: (_, name) => (typeof name === "string" ? thrower(`pool.${what}.${name}()`) : undefined),
+    });
+  return Object.freeze({ call: callers("call"), broadcast: callers("broadcast"), ...inertBase() });
 }
 
 /** An inert `task({ f }).createPool(options)`: `pool.call(arg)` throws. */
 function inertSingleTaskPool() {
-  return Object.freeze({ call: thrower("pool.call()"), ...inertBase() });
+  return Object.freeze({ call: thrower("pool.call()"), broadcast: thrower("pool.broadcast()"), ...inertBase() });
 }
 
 /** createPool(options) inside a pool worker: a function of the tasks that returns an inert pool. */

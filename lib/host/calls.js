@@ -81,7 +81,7 @@ const callMethods = {
     if (ok) call.resolve(value);
     else if (late) this.shutdownGate.then(() => call.reject(value));
     else call.reject(value);
-    if (this.pending === 0 && this.drainedResolve !== null) this.drainedResolve();
+    if (this.pending === 0 && this.drainedResolve !== null && this.broadcasts.idle()) this.drainedResolve();
   },
 
   releaseSignal(call) {

@@ -19,6 +19,7 @@ class Liveness {
     this.handle.unref();
     this.held = false;
     this.calls = false;
+    this.broadcasts = false;
     this.starting = false;
     this.closing = false;
   }
@@ -26,6 +27,12 @@ class Liveness {
   /** Calls are pending (true) or none is (false). */
   setCalls(on) {
     this.calls = on;
+    this.apply();
+  }
+
+  /** pool.broadcast runs are pending (host/broadcast.js). */
+  setBroadcasts(on) {
+    this.broadcasts = on;
     this.apply();
   }
 
@@ -42,7 +49,7 @@ class Liveness {
   }
 
   apply() {
-    const want = this.calls || this.starting || this.closing;
+    const want = this.calls || this.broadcasts || this.starting || this.closing;
     if (want === this.held) return;
     this.held = want;
     if (want) this.handle.ref();

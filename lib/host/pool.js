@@ -39,6 +39,7 @@ const { Recycler } = require("../server/recycle.js");
 const { MSG } = require("../protocol/messages.js");
 const { Elastic } = require("../server/elastic.js");
 const { PoolEvents, exitReason } = require("../server/events.js");
+const { Broadcasts } = require("./broadcast.js");
 
 // How long close() lets a starting worker thread finish loading before it
 // terminates it anyway (see close()).
@@ -145,6 +146,7 @@ class Pool {
     this.liveness = new Liveness();
     this.startup = new StartupWatch(views(StartupWatch), threads);
     this.workerTasks = workerTable(table);
+    this.broadcasts = new Broadcasts(this); // pool.broadcast, and the setups kept for joining workers
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
       : null;
@@ -193,6 +195,13 @@ class Pool {
       this.call[entry.name] = (arg, callOptions) => this.submit(index, arg, callOptions);
     });
     Object.freeze(this.call);
+    this.broadcast = this.broadcasts.api(
+      table,
+      unknownTaskTrap(
+        table.map((entry) => entry.name),
+        "broadcast",
+      ),
+    );
     this.shutdownPromise = null;
     this.drainedResolve = null;
   }
@@ -219,8 +228,10 @@ class Pool {
       parkMs: this.options.worker.timers.parkMs,
       stats: this.options.stats,
       recycle: this.options.worker.recycle,
+      kept: this.broadcasts.keptSetups(), // run before "ready" (host/broadcast.js)
     });
     this.workers[lane] = worker;
+    this.broadcasts.spawned(lane, worker);
     this.events.workerCreated(lane, worker);
     this.ready[lane] = false;
     // Settles once the worker has loaded its modules (or failed, or exited):
@@ -255,6 +266,8 @@ class Pool {
         this.recycle.request(lane, worker, msg.reason);
       } else if (msg && msg.type === MSG.LEFT && this.recycle !== null) {
         this.recycle.left(lane, worker, msg.reason);
+      } else if (msg && msg.type === MSG.BROADCAST_DONE) {
+        this.broadcasts.answered(worker, msg);
       }
     });
     worker.on("error", (err) => {
@@ -274,6 +287,14 @@ class Pool {
         const why = recycled !== null ? ` (${recycled === "idle" ? "idle" : `recycled: ${recycled} limit`})` : "";
         this.debug("lifecycle", `worker ${lane} (${label}) exited with ${how}${why}`);
       }
+      // Its broadcasts: a recycled worker's go to its replacement, an idle leaver's are dropped.
+      const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
+      this.broadcasts.exited(
+        lane,
+        worker,
+        recycled === null ? "died" : left || recycled === "idle" ? "left" : "recycled",
+        new WorkerExitError(lane, threadId, code, this.killedFor[lane] || reported || undefined, proc),
+      );
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
       const wasReady = this.ready[lane];
@@ -335,7 +356,6 @@ class Pool {
           : null;
       for (const call of held) {
         this.releaseSignal(call);
-        const proc = worker.pid !== undefined ? { pid: worker.pid, signal } : undefined;
         this.finish(call, false, startError || new WorkerExitError(lane, threadId, code, cause, proc));
       }
       if (this.debug) this.debug("host", `worker ${lane} died holding ${held.length} calls`);
@@ -387,6 +407,7 @@ class Pool {
   /** `late`: shutdown's rejections, which wait for `shutdownGate`. */
   rejectAll(err, late = false) {
     this.abandonAwaitingArg(err, late);
+    this.broadcasts.rejectAll(err, late);
     for (const call of this.queue.takeAll()) this.finish(call, false, err, late);
     for (const call of this.topology.placedCalls()) this.finish(call, false, err, late);
   }
@@ -414,7 +435,7 @@ class Pool {
     if (this.debug) {
       this.debug("lifecycle", `shutdown${wait ? " (letting calls finish)" : ""}: ${this.pending} calls pending`);
     }
-    if (!wait || this.pending === 0) {
+    if (!wait || (this.pending === 0 && this.broadcasts.idle())) {
       this.shutdownPromise = this.close();
       // Registered before the caller's own reaction, so the gate opens first
       // and the rejections follow the caller's `await` in the same turn.

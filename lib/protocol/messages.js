@@ -29,6 +29,11 @@ const MSG = Object.freeze({
   LEFT: "left",
   // host -> worker, an elastic work-stealing pool: leave once you hold no call, for "idle" (server/elastic.js).
   LEAVE: "leave",
+  // host -> worker: run task `task` once with `arg` (codec bytes), answer with BROADCAST_DONE and the same `id`
+  // (host/broadcast.js, worker/broadcast.js). Read by the worker's event loop, not its lane.
+  BROADCAST: "broadcast",
+  // worker -> host: broadcast `id` ran; `ok`, and `value` (codec bytes): its result, or what it threw.
+  BROADCAST_DONE: "broadcast-done",
 });
 
 /**

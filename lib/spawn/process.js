@@ -5,8 +5,8 @@
 // memfd it hands each child as an inherited descriptor, or from a POSIX shm
 // name the child reopens (worker.processSharedMemory). The IPC channel only
 // carries the control messages of protocol/messages.js: start-up (the
-// host's "start", the child's "mapped", "ready" or "init-error"), and
-// recycling and leaving. The children run on Node, Bun or Deno
+// host's "start", the child's "mapped", "ready" or "init-error"),
+// recycling and leaving, and pool.broadcast's runs (host/broadcast.js). The children run on Node, Bun or Deno
 // (worker.processRuntime; runtimes/ says how each starts). Waits and wakes
 // on the region go through the Rust shared
 // futex (src/futex.rs): V8 sees the mapping as a non-shared ArrayBuffer, on

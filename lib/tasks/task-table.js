@@ -144,13 +144,15 @@ function workerTable(table) {
  * listing the tasks. `then` and symbols stay undefined, so that
  * `await pool.call` and inspection behave.
  */
-function unknownTaskTrap(names) {
+function unknownTaskTrap(names, what = "call") {
   const list = names.length > 20 ? `${names.slice(0, 20).join(", ")} and ${names.length - 20} more` : names.join(", ");
   return new Proxy(Object.create(null), {
     get(_target, key) {
       if (typeof key !== "string" || key === "then") return undefined;
       return function unknownTask() {
-        const err = new TypeError(`knitting-native: pool.call.${key} is not a task of this pool; its tasks: ${list}`);
+        const err = new TypeError(
+          `knitting-native: pool.${what}.${key} is not a task of this pool; its tasks: ${list}`,
+        );
         err.code = CODE.UNKNOWN_TASK;
         throw err;
       };

@@ -149,6 +149,8 @@ process.on("message", (raw) => {
     served.leave();
   } else if (served !== null && message && message.type === MSG.END) {
     served.stop();
+  } else if (served !== null && message && message.type === MSG.BROADCAST) {
+    served.broadcast(message, send);
   }
 });
 /**

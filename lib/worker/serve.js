@@ -24,6 +24,7 @@ const { registry } = require("../tasks/task.js");
 const { WorkerRecycle } = require("./recycle.js");
 const { invoke } = require("./invoke.js");
 const { MSG } = require("../protocol/messages.js");
+const { makeBroadcaster } = require("./broadcast.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -397,11 +398,26 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
     if (table !== null) callEnded();
   }
 
+  // pool.broadcast (worker/broadcast.js): kept ones run before "ready"; those
+  // that arrive while the tasks load wait for them.
+  const broadcaster = makeBroadcaster(maxPayloadBytes, names, abortAware, runTask);
+  let early = [];
+  function broadcast(msg, reply) {
+    if (early !== null) early.push([msg, reply]);
+    else broadcaster.serve(table, msg, reply, MSG.BROADCAST_DONE);
+  }
+
   runBootstrap()
     .then(loadTasks)
+    .then(async (loaded) => {
+      if (setup.kept !== undefined) await broadcaster.runKept(loaded, setup.kept, laneIndex);
+      return loaded;
+    })
     .then(
       (loaded) => {
         table = loaded;
+        for (const [msg, reply] of early) broadcaster.serve(table, msg, reply, MSG.BROADCAST_DONE);
+        early = null;
         report({ type: MSG.READY });
         port.serve();
       },
@@ -414,7 +430,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
         });
       },
     );
-  return { leave, stop };
+  return { leave, stop, broadcast };
 }
 
 module.exports = { serveLane };

@@ -22,12 +22,13 @@ const i32 = new Int32Array(workerData.control);
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the
 // port does. The host ends workers with terminate().
 // Its messages: an elastic pool's "leave" (worker/serve.js leave()), a recycled
-// lane's "end" (worker/serve.js stop()).
+// lane's "end" (worker/serve.js stop()), pool.broadcast's "broadcast" (worker/broadcast.js).
 let served = null;
 parentPort.on("message", (message) => {
   if (served === null || message === null || typeof message !== "object") return;
   if (message.type === MSG.LEAVE) served.leave();
   else if (message.type === MSG.END) served.stop();
+  else if (message.type === MSG.BROADCAST) served.broadcast(message, (reply) => parentPort.postMessage(reply));
 });
 
 // worker.timers.parkMs: the longest a parked worker sleeps before it looks

@@ -333,6 +333,7 @@ type _codes = Assert<
     | "KNT_NO_MODULE_FILE"
     | "KNT_TOO_MANY_TASKS"
     | "KNT_WORKER_START_FAILED"
+    | "KNT_BROADCAST_FAILED"
   >
 >;
 try {

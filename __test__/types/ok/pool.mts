@@ -3,6 +3,8 @@ import {
   createPool,
   isMain,
   stableTaskID,
+  type BroadcastError,
+  type BroadcastOptions,
   type CallOptions,
   type Pool,
   type PoolOptions,
@@ -81,6 +83,34 @@ type _addArg = Assert<
 >;
 type _helloArg = Assert<Equal<Parameters<typeof pool.call.hello>[0], string | Promise<string>>>;
 type _squareArg = Assert<Equal<Parameters<typeof pool.call.square>[0], number | Promise<number>>>;
+
+// Broadcasts: the same argument types as call (no Promise), an array of results.
+const sums: number[] = await pool.broadcast.add([1, 2]);
+const kept: string[] = await pool.broadcast.hello("x", { keep: true });
+const counts: number[] = await pool.broadcast.noArg();
+type _bcastAdd = Assert<Equal<ReturnType<typeof pool.broadcast.add>, Promise<number[]>>>;
+type _bcastArg = Assert<
+  Equal<Parameters<typeof pool.broadcast.add>, [arg: [number, number], options?: BroadcastOptions]>
+>;
+type _bcastUser = Assert<
+  Equal<Awaited<ReturnType<typeof pool.broadcast.user>>, { id: number; name: string; tags: string[]; joined: Date }[]>
+>;
+type _bcastNames = Assert<Equal<keyof typeof pool.broadcast, keyof typeof pool.call>>;
+try {
+  await pool.broadcast.square(2);
+} catch (err) {
+  const failed = err as BroadcastError<number>;
+  const others: (number | undefined)[] = failed.results;
+  const lanes: number[] = failed.lanes;
+  void others;
+  void lanes;
+}
+const single = add.createPool({ threads: 1 });
+type _singleBcast = Assert<Equal<ReturnType<typeof single.broadcast>, Promise<number[]>>>;
+await single.shutdown();
+void sums;
+void kept;
+void counts;
 
 // Only the given names exist on call.
 type _names = Assert<
