@@ -266,6 +266,7 @@ const VIEWED = {
   "server/recycle.js": (m) => m.Recycler.POOL_USES,
   "server/elastic.js": (m) => m.Elastic.POOL_USES,
   "server/api.js": (m) => m.POOL_USES,
+  "host/broadcast.js": (m) => m.Broadcasts.POOL_USES,
 };
 
 /** The names a module's code reads of its pool view: `pool.x`, `this.pool.x`, `{ x, y } = pool`. */

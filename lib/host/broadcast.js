@@ -240,4 +240,17 @@ function readOptions(options, name) {
   return options.keep === true;
 }
 
+/** What broadcasts read of the pool (host/view.js). */
+Broadcasts.POOL_USES = Object.freeze([
+  "state",
+  "failure",
+  "table",
+  "options",
+  "workers",
+  "pending",
+  "liveness",
+  "shutdownGate",
+  "drainedResolve",
+]);
+
 module.exports = { Broadcasts };

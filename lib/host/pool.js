@@ -146,7 +146,7 @@ class Pool {
     this.liveness = new Liveness();
     this.startup = new StartupWatch(views(StartupWatch), threads);
     this.workerTasks = workerTable(table);
-    this.broadcasts = new Broadcasts(this); // pool.broadcast, and the setups kept for joining workers
+    this.broadcasts = new Broadcasts(views(Broadcasts)); // pool.broadcast, and the setups kept for joining workers
     this.bootstrap = options.worker.bootstrap
       ? { ...options.worker.bootstrap, href: new URL(options.worker.bootstrap.href, poolHref).href }
       : null;

@@ -94,9 +94,11 @@ function closeAllOnExit() {
 
 /** One worker process, shaped like a `Worker` for the pool. */
 class ProcessHandle extends EventEmitter {
-  constructor(child, onMapped) {
+  /** `serialization`: how the IPC channel carries messages (runtimes/index.js ipcBetween). */
+  constructor(child, onMapped, serialization) {
     super();
     this.child = child;
+    this.serialization = serialization;
     this.pid = child.pid;
     this.threadId = undefined;
     this.exited = false;
@@ -240,7 +242,7 @@ class ProcessRuntime {
     const cleanup = region.name !== undefined && !region.name.startsWith("/proc/") ? ` ${region.name}` : "";
     const env = { ...this.env, [HOST_ENV]: `${process.pid}${cleanup}` };
     const child = spawn(file, args, { stdio, env, serialization: this.serialization });
-    const handle = new ProcessHandle(child, (h) => this.mapped(h));
+    const handle = new ProcessHandle(child, (h) => this.mapped(h), this.serialization);
     if (name !== null) this.unmapped.add(handle);
     handle.on("exit", () => this.mapped(handle));
     const tasks = this.sameSourceText
