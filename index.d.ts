@@ -101,6 +101,19 @@ export type Untransferred<R> = R extends Transferred<infer V> ? V : R;
 /** The transfer() form a task's argument type `A` accepts (when `A` is a buffer or a view). */
 export type TransferredArg<A> = A extends ArrayBuffer | ArrayBufferView ? Transferred<A> : never;
 
+/**
+ * What a streaming task yields (for `pool.stream`): `Y` when its `f` returns
+ * an `AsyncIterable<Y>` or `Iterable<Y>` (an `async function*` or
+ * `function*`, an array), `never` for any other task.
+ */
+export type YieldOf<T> = T extends { readonly [kTask]: (arg: any) => infer R }
+  ? IterableYield<Awaited<R>>
+  : T extends (...args: any) => infer R
+    ? IterableYield<Awaited<R>>
+    : never;
+
+type IterableYield<R> = R extends AsyncIterable<infer Y> ? Y : R extends Iterable<infer Y> ? Y : never;
+
 /** `true` for an abort-aware task (`Task<A, R, true>`), `false` for any other task or function. */
 export type AbortableOf<T> = T extends Task<any, any, true> ? true : false;
 
@@ -166,6 +179,13 @@ export interface AbortSignalToolkit {
   hasAborted(): boolean;
   /** A monotonic clock, in milliseconds (the worker's `performance.now()`). */
   now(): number;
+  /**
+   * Reports progress to the caller's {@link CallOptions.onProgress}, if it
+   * gave one (else it does nothing). Reports are coalesced: while one is on
+   * its way, a newer one replaces the one waiting, so the caller sees the
+   * latest, never a backlog.
+   */
+  progress(value: unknown): void;
 }
 
 /**
@@ -214,7 +234,49 @@ export interface CallOptions {
    * @default no signal
    */
   signal?: AbortSignalType;
+  /**
+   * Called on the caller's thread with each progress report the task makes
+   * through `signal.progress(value)` ({@link AbortSignalToolkit.progress}),
+   * while the call is pending; reports are coalesced (the latest wins).
+   * @default no progress
+   */
+  onProgress?: (value: any) => void;
 }
+
+/** The second, optional argument of `pool.stream.name(arg, options)`. */
+export interface StreamOptions {
+  /** As {@link CallOptions.signal}: when it fires, the stream ends with an `"AbortError"` and the generator stops. */
+  signal?: AbortSignalType;
+  /**
+   * How many values the worker may run ahead of the caller: the generator is
+   * not resumed while this many values are sent and not yet consumed. Count
+   * values, not bytes: give large values a small window.
+   * @default 1024
+   */
+  window?: number;
+}
+
+/**
+ * What `pool.stream.name(arg)` returns: an async iterator (and iterable) of
+ * the values the task yields, as they come. `break`, `return()` or the
+ * {@link StreamOptions.signal} end the generator in the worker (its `finally`
+ * runs; `return()` resolves once it has); `throw(err)` throws `err` into it.
+ * A throw in the generator ends the stream with that error, after the values
+ * yielded before it.
+ */
+export interface PoolStream<Y> extends AsyncIterator<Y, undefined, undefined> {
+  next(): Promise<IteratorResult<Y, undefined>>;
+  return(): Promise<IteratorResult<Y, undefined>>;
+  throw(err?: unknown): Promise<IteratorResult<Y, undefined>>;
+  [Symbol.asyncIterator](): PoolStream<Y>;
+}
+
+/** The streaming side of one task (`never` for a task that yields nothing). */
+export type TaskStreamer<A, Y> = [Y] extends [never]
+  ? never
+  : undefined extends A
+    ? (arg?: A | Promise<A>, options?: StreamOptions) => PoolStream<Y>
+    : (arg: A | Promise<A>, options?: StreamOptions) => PoolStream<Y>;
 
 /**
  * The caller side of one task: takes the argument (or a Promise of it, awaited
@@ -470,6 +532,14 @@ export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
   readonly call: { readonly [K in keyof T]: TaskCaller<ArgOf<T[K]>, ResultOf<T[K]>, AbortableOf<T[K]>> };
 
   /**
+   * One streamer per task that yields (an `async function*` or `function*`,
+   * or an `f` that returns an iterable): `for await (const row of
+   * pool.stream.parse(file))` gets its values as the worker produces them,
+   * at most {@link StreamOptions.window} ahead of the loop. See {@link PoolStream}.
+   */
+  readonly stream: { readonly [K in keyof T]: TaskStreamer<ArgOf<T[K]>, YieldOf<T[K]>> };
+
+  /**
    * One broadcaster per task, by name (or index), as for `call`:
    * `pool.broadcast.setConfig(cfg)` runs `setConfig` once on every live
    * worker, thread or process, and resolves to the results in lane order.
@@ -495,6 +565,9 @@ export interface SingleTaskPool<A, R, Abortable extends boolean = false> extends
    * and resolves to its result; `options` as for {@link Pool.call}.
    */
   readonly call: TaskCaller<A, R, Abortable>;
+
+  /** The values the task yields, as they come; see {@link Pool.stream}. */
+  readonly stream: TaskStreamer<A, IterableYield<R>>;
 
   /** Runs the task once on every live worker; see {@link Pool.broadcast}. */
   readonly broadcast: TaskBroadcaster<A, R>;
@@ -1049,6 +1122,8 @@ export interface PermissionPolicy {
  * - `"KNT_NO_MODULE_FILE"`: a task of `createPool` is declared in `node -e`, a
  *   REPL or stdin, which workers cannot import (a `TypeError`).
  * - `"KNT_RUNTIME_UNAVAILABLE"`: a worker process runtime's executable is missing.
+ * - `"KNT_NOT_A_STREAM"`: `pool.stream.<name>()` of a task whose `f` returned
+ *   no iterable (a `TypeError`).
  * - `"KNT_UNKNOWN_TASK"`: `pool.call.<name>()` for a name that is not a task
  *   of the pool (a `TypeError` listing the tasks).
  * - `"KNT_TOO_MANY_TASKS"`: more than 65,536 tasks (a `RangeError`).
@@ -1106,7 +1181,8 @@ export type KnittingErrorCode =
   | "KNT_NO_MODULE_FILE"
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED"
-  | "KNT_BROADCAST_FAILED";
+  | "KNT_BROADCAST_FAILED"
+  | "KNT_NOT_A_STREAM";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or

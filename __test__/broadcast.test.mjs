@@ -309,7 +309,7 @@ test("workers parked until woken (no worker.timers.parkMs) read a broadcast with
   }
 });
 
-test("keep, worker processes that recycle themselves: replacements have the setup; a broadcast meanwhile still answers", async () => {
+test("keep, recycling worker processes: replacements have the setup; a broadcast still answers", async () => {
   const pool = createPool({ threads: 2, worker: { runtime: "process", maxCallsBeforeRecycle: 2 } })(t);
   try {
     await pool.broadcast.setConfig({ v: 3 }, { keep: true });

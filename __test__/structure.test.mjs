@@ -267,6 +267,7 @@ const VIEWED = {
   "server/elastic.js": (m) => m.Elastic.POOL_USES,
   "server/api.js": (m) => m.POOL_USES,
   "host/broadcast.js": (m) => m.Broadcasts.POOL_USES,
+  "host/streams.js": (m) => m.HostStreams.POOL_USES,
 };
 
 /** The names a module's code reads of its pool view: `pool.x`, `this.pool.x`, `{ x, y } = pool`. */

@@ -26,6 +26,8 @@ const CODE = Object.freeze({
   INVALID_TASK: "KNT_INVALID_TASK",
   /** a task declared in node -e, a REPL or stdin, which workers cannot import */
   NO_MODULE_FILE: "KNT_NO_MODULE_FILE",
+  /** pool.stream.<name>() of a task that returns no iterable (a generator, an async generator or an iterable) */
+  NOT_A_STREAM: "KNT_NOT_A_STREAM",
   /** the inert pool of a worker was called or shut down */
   POOL_IN_WORKER: "KNT_POOL_IN_WORKER",
   /** the pool was shut down before the call settled */
@@ -146,21 +148,25 @@ function unreadableError(cause) {
 
 const VALUE_CODES = new Set(Object.values(CODEC_ERRORS));
 // Where in a call's value a path starts, by the side that could not be sent.
-const ROOTS = { argument: "arg", result: "result", error: "error" };
+const ROOTS = { argument: "arg", result: "result", error: "error", yield: "yield" };
 
 /**
  * A value of task `name`'s call could not be sent (`side`: "argument",
- * "result", or "error" for what it threw): the error names the task and the
+ * "result", "error" for what it threw, "yield" for what a streaming task
+ * yielded): the error names the task and the
  * place in the value (`arg[0].x`), as `task`, `side`, `path` and in its
  * message. Other errors, and errors already placed, pass unchanged.
  */
-function placeValueError(err, name, side) {
+function placeValueError(err, name, side, wrapped = false) {
   if (err === null || typeof err !== "object" || !VALUE_CODES.has(err.code) || err.task !== undefined) return err;
   const place = placeOf(err);
   const old = String(err.message);
   const detail = place !== null ? place.detail : old.replace(/^knitting-native: /, "");
   const root = ROOTS[side];
-  const path = place !== null && place.path !== null ? root + place.path : null;
+  // `wrapped`: the value went inside an array of the pool's own (a streaming call's argument, a
+  // batch of yielded values), whose index is not the user's: the path starts after it.
+  const inner = place !== null && place.path !== null && wrapped ? place.path.replace(/^\[\d+\]/, "") : null;
+  const path = place !== null && place.path !== null ? root + (wrapped ? inner : place.path) : null;
   err.task = name;
   err.side = side;
   if (path !== null) err.path = path;

@@ -18,6 +18,7 @@ const { poolView } = require("../host/view.js");
 function publicPool(pool) {
   const api = {
     call: pool.call,
+    stream: pool.stream,
     broadcast: pool.broadcast,
     ready: pool.readyPromise,
     shutdown: (delayMs) => pool.shutdown(delayMs),
@@ -106,6 +107,7 @@ function createSingleTaskPool(options, task) {
   const full = publicPool(pool);
   const api = {
     call: (arg, callOptions) => pool.submit(0, arg, callOptions),
+    stream: (arg, callOptions) => pool.submitStream(0, arg, callOptions),
     broadcast: (arg, options) => pool.broadcasts.start(0, arg, options),
     ready: full.ready,
     shutdown: full.shutdown,

@@ -49,12 +49,22 @@ function inertPool() {
     new Proxy(Object.freeze(Object.create(null)), {
       get: (_, name) => (typeof name === "string" ? thrower(`pool.${what}.${name}()`) : undefined),
     });
-  return Object.freeze({ call: callers("call"), broadcast: callers("broadcast"), ...inertBase() });
+  return Object.freeze({
+    call: callers("call"),
+    stream: callers("stream"),
+    broadcast: callers("broadcast"),
+    ...inertBase(),
+  });
 }
 
 /** An inert `task({ f }).createPool(options)`: `pool.call(arg)` throws. */
 function inertSingleTaskPool() {
-  return Object.freeze({ call: thrower("pool.call()"), broadcast: thrower("pool.broadcast()"), ...inertBase() });
+  return Object.freeze({
+    call: thrower("pool.call()"),
+    stream: thrower("pool.stream()"),
+    broadcast: thrower("pool.broadcast()"),
+    ...inertBase(),
+  });
 }
 
 /** createPool(options) inside a pool worker: a function of the tasks that returns an inert pool. */

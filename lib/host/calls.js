@@ -7,6 +7,8 @@
 const hard = require("./hard-timeout.js");
 const { queueFullError } = require("../server/queue-limit.js");
 const { isPowerOfTwo } = require("./loop.js");
+const { MODES } = require("../protocol/stream.js");
+const { publicStream, streamWindow, DEFAULT_WINDOW } = require("./streams.js");
 const Slot = require("../protocol/slot.js");
 const {
   CODE,
@@ -39,6 +41,7 @@ class Call {
     this.extra = null; // timers and listeners, only for calls that use them
     this.shared = null; // seqs of the SharedArrayBuffers its argument names (payload/shared-refs.js)
     this.submittedAt = 0; // performance.now() at submission, with `stats: true` (server/stats.js)
+    this.stream = null; // a streaming call's (or progress-reporting call's) HostStream (host/streams.js)
   }
 }
 
@@ -84,17 +87,20 @@ const callMethods = {
     if (this.pending === 0 && this.drainedResolve !== null && this.broadcasts.idle()) this.drainedResolve();
   },
 
+  /** The worker is done with the call's shared words: its abort word, and a stream's channel. */
   releaseSignal(call) {
     if (call.signal >= 0) {
       this.freeSignals.push(call.signal);
       call.signal = -1;
     }
+    if (call.stream !== null) this.streams.released(call);
   },
 
   /** The `signal` an abort-aware task gets when it runs on the inline lane. */
   abortToolkit(call) {
     const word = this.abortBase + call.signal;
-    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now() };
+    // progress(): the inline lane takes no call that reports progress (host/topology/inline.js).
+    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now(), progress: () => {} };
   },
 
   /** Marks an abort-aware call's shared abort word (its `signal.hasAborted()`). */
@@ -109,8 +115,11 @@ const callMethods = {
     return promise;
   },
 
-  /** `timeLeft`: what remains of the task timeout (a call whose argument was a promise). */
-  submit(task, arg, callOptions, timeLeft) {
+  /**
+   * `timeLeft`: what remains of the task timeout (a call whose argument was a
+   * promise). `stream`: the HostStream of a streaming call (pool.stream), or null.
+   */
+  submit(task, arg, callOptions, timeLeft, stream = null) {
     if (this.state !== OPEN) {
       // Made after shutdown(): rejects once shutdown has resolved, like the calls it rejects.
       const err = shutdownError();
@@ -122,13 +131,17 @@ const callMethods = {
     if (this.failure !== null) return this.early(task, Promise.reject(this.failure));
     let abortSignal = null;
     if (callOptions !== undefined) {
+      let options;
       try {
-        abortSignal = checkCallOptions(callOptions, this.table[task].name);
+        options = checkCallOptions(callOptions, this.table[task].name, stream !== null);
       } catch (err) {
         return this.early(task, Promise.reject(err));
       }
+      abortSignal = options.signal;
       if (abortSignal !== null && abortSignal.aborted)
         return this.early(task, Promise.reject(abortError(abortSignal.reason)));
+      // onProgress: the call reports through a channel of its own (host/streams.js).
+      if (options.onProgress !== null) stream = this.streams.create(MODES.PROGRESS, 1, options.onProgress);
     }
     let isPromise;
     try {
@@ -137,7 +150,7 @@ const callMethods = {
       // A revoked Proxy, or a getPrototypeOf trap that throws.
       return this.early(task, Promise.reject(placeValueError(unreadableError(err), this.table[task].name, "argument")));
     }
-    if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal);
+    if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal, stream);
     const entry = this.table[task];
     const call = new Call(task, arg, this.nextCallId++ | 0);
     const promise = new Promise((resolve, reject) => {
@@ -146,6 +159,10 @@ const callMethods = {
     });
     if (this.pending++ === 0) this.liveness.setCalls(true);
     this.stats.submitted1(call);
+    if (stream !== null && !this.streams.attach(stream, call)) {
+      this.finish(call, false, this.streams.lastError);
+      return this.early(task, promise);
+    }
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {
         this.finish(call, false, signalsExhaustedError(this.options.abortSignalCapacity, entry.name));
@@ -189,6 +206,32 @@ const callMethods = {
     return promise;
   },
 
+  /**
+   * pool.stream.<name>(arg, options): the call, submitted with a channel for
+   * what it yields; returns the caller's async iterator (host/streams.js).
+   */
+  submitStream(task, arg, callOptions) {
+    let window = DEFAULT_WINDOW;
+    let settled;
+    try {
+      const given = callOptions !== null && typeof callOptions === "object" ? callOptions.window : undefined;
+      window = streamWindow(given, this.table[task].name);
+    } catch (err) {
+      settled = Promise.reject(err);
+    }
+    const stream = this.streams.create(MODES.STREAM, window, null);
+    if (settled === undefined) settled = this.submit(task, arg, callOptions, undefined, stream);
+    stream.settled = settled.then(
+      (value) => stream.ended(true, value),
+      (err) => {
+        stream.ended(false, err);
+        throw err;
+      },
+    );
+    stream.settled.catch(() => {}); // seen through the iterator
+    return publicStream(stream);
+  },
+
   /** `call` waits for a slot, unless maxQueue calls already do: then it is refused (server/queue-limit.js). */
   enqueue(call) {
     const limit = this.queueLimit;
@@ -206,7 +249,7 @@ const callMethods = {
    * then its AbortSignal and its task timeout (counted from this call) still
    * settle it, as soon as they fire; the argument's value is then dropped.
    */
-  submitAfter(task, argPromise, callOptions, abortSignal) {
+  submitAfter(task, argPromise, callOptions, abortSignal, stream) {
     const entry = this.table[task];
     const madeAt = performance.now();
     let inner = null;
@@ -247,7 +290,7 @@ const callMethods = {
           // The timeout counts from the call, not from its argument's arrival.
           const left =
             entry.timeout === null ? undefined : Math.max(1, entry.timeout.time - (performance.now() - madeAt));
-          inner = this.submit(task, value, callOptions, left);
+          inner = this.submit(task, value, callOptions, left, stream);
           inner.then(resolve, reject);
         },
         (err) => {
@@ -395,34 +438,43 @@ const callMethods = {
 };
 
 /** The second argument of `pool.call.x(arg, options)`; returns its signal or null. */
-function checkCallOptions(callOptions, name) {
+/**
+ * A call's options: { signal, onProgress } for pool.call, { signal, window }
+ * for pool.stream (`streaming`; host/streams.js checks the window).
+ */
+function checkCallOptions(callOptions, name, streaming) {
   try {
-    return readCallOptions(callOptions, name);
+    return readCallOptions(callOptions, name, streaming);
   } catch (err) {
     err.code = CODE.INVALID_OPTION;
     throw err;
   }
 }
 
-function readCallOptions(callOptions, name) {
+function readCallOptions(callOptions, name, streaming) {
+  const where = `pool.${streaming ? "stream" : "call"}.${name}(arg, options)`;
+  const allowed = streaming ? ["signal", "window"] : ["signal", "onProgress"];
   if (callOptions === null || typeof callOptions !== "object") {
-    throw new TypeError(`knitting-native: pool.call.${name}(arg, options): options must be an object like { signal }`);
+    throw new TypeError(`knitting-native: ${where}: options must be an object like { ${allowed.join(", ")} }`);
   }
   for (const key of Object.keys(callOptions)) {
-    if (key !== "signal")
-      throw new TypeError(`knitting-native: pool.call.${name}(arg, options): unknown option ${key}; allowed: signal`);
+    if (!allowed.includes(key))
+      throw new TypeError(`knitting-native: ${where}: unknown option ${key}; allowed: ${allowed.join(", ")}`);
   }
-  const { signal } = callOptions;
-  if (signal === undefined) return null;
+  const { signal, onProgress } = callOptions;
   if (
-    signal === null ||
-    typeof signal !== "object" ||
-    typeof signal.aborted !== "boolean" ||
-    typeof signal.addEventListener !== "function"
+    signal !== undefined &&
+    (signal === null ||
+      typeof signal !== "object" ||
+      typeof signal.aborted !== "boolean" ||
+      typeof signal.addEventListener !== "function")
   ) {
-    throw new TypeError(`knitting-native: pool.call.${name}(arg, { signal }): signal must be an AbortSignal`);
+    throw new TypeError(`knitting-native: ${where}: signal must be an AbortSignal`);
   }
-  return signal;
+  if (!streaming && onProgress !== undefined && typeof onProgress !== "function") {
+    throw new TypeError(`knitting-native: ${where}: onProgress must be a function (value) => void`);
+  }
+  return { signal: signal === undefined ? null : signal, onProgress: onProgress === undefined ? null : onProgress };
 }
 
 module.exports = { Call, extraOf, callMethods, OPEN, DRAINING, CLOSED };

@@ -40,6 +40,7 @@ const { MSG } = require("../protocol/messages.js");
 const { Elastic } = require("../server/elastic.js");
 const { PoolEvents, exitReason } = require("../server/events.js");
 const { Broadcasts } = require("./broadcast.js");
+const { HostStreams } = require("./streams.js");
 
 // How long close() lets a starting worker thread finish loading before it
 // terminates it anyway (see close()).
@@ -132,6 +133,8 @@ class Pool {
       this.runtime.wakeWorker(this.i32, index, count),
     );
     this.slotWriter = new SlotWriter(this.encoder, this.payload, this.u8); // requests into slots
+    // Streaming calls' channels, in the payload region (host/streams.js, protocol/stream.js).
+    this.streams = new HostStreams(views(HostStreams), (index) => this.runtime.wakePayloadWord(index));
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
     // How the host wakes a worker parked on a word: the runtime's way.
     this.topology = checkTopology(new Topology(views, shape, (index) => this.runtime.wakeWorker(this.i32, index)));
@@ -195,6 +198,17 @@ class Pool {
       this.call[entry.name] = (arg, callOptions) => this.submit(index, arg, callOptions);
     });
     Object.freeze(this.call);
+    // pool.stream.<name>(arg, options): a streaming call's async iterator (host/streams.js).
+    this.stream = Object.create(
+      unknownTaskTrap(
+        table.map((entry) => entry.name),
+        "stream",
+      ),
+    );
+    table.forEach((entry, index) => {
+      this.stream[entry.name] = (arg, callOptions) => this.submitStream(index, arg, callOptions);
+    });
+    Object.freeze(this.stream);
     this.broadcast = this.broadcasts.api(
       table,
       unknownTaskTrap(
@@ -443,6 +457,8 @@ class Pool {
       return this.shutdownPromise;
     }
     this.state = DRAINING;
+    // Streams would wait for callers that may never read them: they end now, with the shutdown error.
+    this.streams.stopAll();
     this.shutdownPromise = new Promise((resolve) => {
       let timer = null;
       const done = () => {

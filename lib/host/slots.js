@@ -84,10 +84,12 @@ const slotMethods = {
         if (len < 0) return this.waitForRoom(call, this.payload.unplaced.slice());
         ext = writer.ext;
       }
-      Slot.writeRequest(this.i32, lane.slotWord(index), call.task, call.id, len, ext, call.signal);
+      const task = call.stream === null ? call.task : Slot.taskWord(call.task, call.stream.mode);
+      Slot.writeRequest(this.i32, lane.slotWord(index), task, call.id, len, ext, call.signal);
     } catch (err) {
       if (this.sharedRefs !== null) this.sharedRefs.release(this.sharedRefs.take() || []);
-      this.finish(call, false, placeValueError(err, this.table[call.task].name, "argument"));
+      // A streaming call's argument is inside [channel, window, argument] (host/streams.js).
+      this.finish(call, false, placeValueError(err, this.table[call.task].name, "argument", call.stream !== null));
       return false;
     }
     if (this.sharedRefs !== null && this.sharedRefs.fresh.length !== 0) call.shared = this.sharedRefs.take(lane);
@@ -180,7 +182,9 @@ const slotMethods = {
    */
   drainPass() {
     if (this.timing) this.stats.tick(); // the time the answers of this pass are stamped with
-    const settled = this.topology.drain();
+    let settled = this.topology.drain();
+    // What streaming calls' workers sent meanwhile (host/streams.js).
+    if (this.streams.open.size !== 0) settled += this.streams.poll();
     // Workers being recycled whose lanes are now empty are replaced (server/recycle.js).
     if (this.recycle !== null && this.recycle.waiting !== 0) this.recycle.check();
     this.pump();

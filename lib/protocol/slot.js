@@ -63,7 +63,16 @@ function writeRequest(i32, w, task, callId, len, ext, signal) {
   i32[w + STARTED_WORD] = STARTED.NOT_STARTED;
 }
 
-const taskOf = (i32, w) => i32[w + TASK];
+// A request's TASK word: the task index in its low 16 bits, the call's mode
+// above them (protocol/stream.js MODES: a plain call, a streaming call, a call
+// that reports progress). No mode makes a word equal to a status.
+const TASK_BITS = 16;
+const TASK_MASK = (1 << TASK_BITS) - 1;
+/** Host: the TASK word of a request for task `task` in mode `mode`. */
+const taskWord = (task, mode) => task | (mode << TASK_BITS);
+const taskOf = (i32, w) => i32[w + TASK] & TASK_MASK;
+/** The call's mode (see taskWord). */
+const modeOf = (i32, w) => i32[w + TASK] >>> TASK_BITS;
 const callIdOf = (i32, w) => i32[w + CALL];
 const lenOf = (i32, w) => i32[w + LEN];
 const extOf = (i32, w) => i32[w + EXT];
@@ -117,7 +126,9 @@ module.exports = {
   isStatus,
   STARTED,
   writeRequest,
+  taskWord,
   taskOf,
+  modeOf,
   callIdOf,
   lenOf,
   extOf,

@@ -212,6 +212,11 @@ class ProcessRuntime {
     this.memory.wake(index, count);
   }
 
+  /** Wakes whoever waits on word `index` of the payload region (a stream's channel): words of the one mapping. */
+  wakePayloadWord(index) {
+    this.memory.wake(this.layout.payloadOffset / 4 + index, 1);
+  }
+
   spawn(workerData) {
     const name = this.memory.name;
     let region;

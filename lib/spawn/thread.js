@@ -34,7 +34,13 @@ class ThreadRuntime {
       payloadInitialBytes === payloadMaxByteLength
         ? new SharedArrayBuffer(payloadInitialBytes)
         : new SharedArrayBuffer(payloadInitialBytes, { maxByteLength: payloadMaxByteLength });
+    this.payloadWords = new Int32Array(payload);
     return { control: new SharedArrayBuffer(controlBytes), payload };
+  }
+
+  /** Wakes whoever waits (Atomics.waitAsync) on word `index` of the payload region (a stream's channel). */
+  wakePayloadWord(index) {
+    Atomics.notify(this.payloadWords, index);
   }
 
   /** Wakes a worker (or `count` of them) parked in Atomics.waitAsync on word `index`. */

@@ -16,7 +16,7 @@ function makeBroadcaster(maxPayloadBytes, names, abortAware, runTask) {
   // A broadcast is no call: nothing aborts it.
   const notAborted = { hasAborted: () => false, now: () => performance.now() };
 
-  /** Runs task `task` of `table` with the argument `bytes` encode; resolves to its result, rejects with what it threw. */
+  /** Runs task `task` of `table` on the argument `bytes` encode: its result, or a rejection with what it threw. */
   async function run(table, task, bytes) {
     const arg = decode(bytes, 0, bytes.length);
     return await runTask(table[task], names[task], arg, abortAware[task] ? notAborted : undefined);

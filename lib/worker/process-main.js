@@ -120,6 +120,17 @@ function start(setup) {
         waiter.park(index, value);
       },
       wakeWord: (index, count = 1) => memory.wake(index, count),
+      // A streaming call's wait for its caller (protocol/stream.js): a park thread of its own,
+      // so that one stream's wait never holds up another's or the serve loop's.
+      waitPayloadWord(index, value) {
+        return new Promise((resolve) => {
+          const waiter = new native.WordWaiterHandle(memory, () => {
+            waiter.close();
+            resolve();
+          });
+          waiter.park(payloadOffset / 4 + index, value >>> 0);
+        });
+      },
       shared: new ProcessRefs(),
       report,
       // A call claimed after the host died is never started: checkHost()

@@ -25,6 +25,8 @@ const { WorkerRecycle } = require("./recycle.js");
 const { invoke } = require("./invoke.js");
 const { MSG } = require("../protocol/messages.js");
 const { makeBroadcaster } = require("./broadcast.js");
+const { MODES } = require("../protocol/stream.js");
+const { streamRunner } = require("./stream-task.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -38,6 +40,9 @@ const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 // docs/measurements.md, "Worker idle spin".
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
+
+/** `signal.progress` of a call whose caller did not ask for progress. */
+const noProgress = () => {};
 
 /** How a task runs where the runtime has no guard of its own (worker processes). */
 function runPlain(fn, _name, arg, toolkit) {
@@ -54,8 +59,10 @@ function runPlain(fn, _name, arg, toolkit) {
  * claimants (work stealing) or its lane (the host's "end" message) for
  * `reason` ("calls", "memory", "idle") and is to end: it exits, or asks the
  * host to end it (then it returns, and the loop takes no step again).
+ * `waitPayloadWord(index, value)`: a promise that resolves once word
+ * `index` of the payload region no longer holds `value` (streaming calls).
  */
-function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain, end }) {
+function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, runTask = runPlain, end }) {
   const {
     control,
     payload: payloadBuffer,
@@ -93,6 +100,15 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
   // Worker threads that move large results as copies (payload/shared-refs.js); null or absent elsewhere.
   const largeResult = shared.largeResult;
   const writer = new SlotWriter(encoder, payload, u8); // answers into slots
+  // Streaming calls and calls that report progress (worker/stream-task.js).
+  const streams = streamRunner({
+    payload,
+    i32: new Int32Array(payloadBuffer),
+    encoder,
+    shared,
+    announce: () => announce(i32, env),
+    waitWord: waitPayloadWord,
+  });
   let table = null;
   // `stats: true`: each call's run time goes back in its slot (server/stats.js).
   const timing = setup.stats === true;
@@ -185,11 +201,16 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
   const names = tasks.map((entry) => entry.name);
   const clock = () => performance.now();
 
-  /** The `signal` an abort-aware task receives: reads its shared abort word. */
+  /**
+   * The `signal` an abort-aware task receives: reads its shared abort word.
+   * `progress(value)` goes nowhere unless the caller asked for it
+   * (`{ onProgress }`: worker/stream-task.js gives a working one).
+   */
   function abortToolkit(index) {
     return {
       hasAborted: () => Atomics.load(i32, abortBase + index) !== 0,
       now: clock,
+      progress: noProgress,
     };
   }
 
@@ -293,6 +314,7 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
   function run(slot) {
     const w = port.slotWord(slot);
     const task = Slot.taskOf(i32, w);
+    const mode = Slot.modeOf(i32, w);
     const len = Slot.lenOf(i32, w);
     const ext = Slot.extOf(i32, w);
     let result;
@@ -313,14 +335,14 @@ function serveLane(setup, { sleep, wakeWord, report, shared, runTask = runPlain,
       }
       if (typeof table[task] !== "function")
         throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);
+      const toolkit = abortAware[task] ? abortToolkit(Slot.signalOf(i32, w)) : undefined;
       // `runTask`: the runtime's way to run a task (worker/exit-guard.js in worker
       // threads), which calls it through worker/invoke.js, where V8 never inlines it.
-      result = runTask(
-        table[task],
-        names[task],
-        arg,
-        abortAware[task] ? abortToolkit(Slot.signalOf(i32, w)) : undefined,
-      );
+      if (mode === MODES.CALL) result = runTask(table[task], names[task], arg, toolkit);
+      else if (mode === MODES.STREAM || mode === MODES.PROGRESS) {
+        // A streaming call, or one that reports progress: async, its values through its channel.
+        result = runTask((a) => streams.run(mode, table[task], names[task], a, toolkit), names[task], arg, undefined);
+      } else throw regionCorruptError(`a slot names call mode ${mode}, which this pool does not have`);
     } catch (err) {
       respond(slot, STATUS_THROWN, err, task);
       return answered();

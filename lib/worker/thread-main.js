@@ -18,6 +18,14 @@ installExitGuard(workerData.guard);
 if (!workerData.guard.console) muteConsole();
 
 const i32 = new Int32Array(workerData.control);
+// The payload region's words, for streaming calls' channels (protocol/stream.js).
+const payloadWords = new Int32Array(workerData.payload);
+
+/** Resolves once word `index` of `words` no longer holds `value`. */
+function waitMoved(words, index, value) {
+  const wait = Atomics.waitAsync(words, index, value);
+  return wait.async ? wait.value.then(() => {}) : Promise.resolve();
+}
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive; the
 // port does. The host ends workers with terminate().
@@ -64,6 +72,7 @@ served = serveLane(workerData, {
     else setImmediate(wake);
   },
   wakeWord: (index, count = 1) => Atomics.notify(i32, index, count),
+  waitPayloadWord: (index, value) => waitMoved(payloadWords, index, value),
   shared,
   report,
   runTask: runGuarded,

@@ -65,7 +65,9 @@ task({
     return n;
   },
 });
-type _toolkit = Assert<Equal<AbortSignalToolkit, { hasAborted(): boolean; now(): number }>>;
+type _toolkit = Assert<
+  Equal<AbortSignalToolkit, { hasAborted(): boolean; now(): number; progress(value: unknown): void }>
+>;
 
 // ---- importTask: the caller's A and R.
 type _triple = Assert<Equal<typeof t.triple, Task<number, number>>>;
@@ -115,8 +117,8 @@ type _importedAbortMaybeCall = Assert<
   Equal<ReturnType<typeof pool.call.importedAbortMaybe>, AbortablePromise<boolean | undefined>>
 >;
 
-// ---- CallOptions: { signal?: AbortSignal } on every caller, plain or abort-aware.
-type _callOptions = Assert<Equal<CallOptions, { signal?: AbortSignal }>>;
+// ---- CallOptions: { signal?: AbortSignal, onProgress? } on every caller, plain or abort-aware.
+type _callOptions = Assert<Equal<CallOptions, { signal?: AbortSignal; onProgress?: (value: any) => void }>>;
 const controller = new AbortController();
 await pool.call.add([1, 2], { signal: controller.signal });
 await pool.call.hello("x", {});
@@ -334,6 +336,7 @@ type _codes = Assert<
     | "KNT_TOO_MANY_TASKS"
     | "KNT_WORKER_START_FAILED"
     | "KNT_BROADCAST_FAILED"
+    | "KNT_NOT_A_STREAM"
   >
 >;
 try {

@@ -40,7 +40,13 @@ class InlineLane {
    * wait here.
    */
   accepts(call) {
-    return this.fns[call.task] !== null && this.inFlight < L.slotCount && this.pool.pending >= this.dispatchThreshold;
+    // Streaming calls and calls that report progress go to workers: their values cross a channel.
+    return (
+      call.stream === null &&
+      this.fns[call.task] !== null &&
+      this.inFlight < L.slotCount &&
+      this.pool.pending >= this.dispatchThreshold
+    );
   }
 
   place(call) {
