@@ -245,6 +245,8 @@ test("README.md: for users, under 350 lines; two contributor commands; every doc
     "Timeouts and aborts",
     "Moving large buffers",
     "Worker processes",
+    "Every worker",
+    "Streaming results",
     "CPU-bound work",
     "Supported runtimes and platforms",
     "Coming from piscina",
