@@ -5,6 +5,7 @@ import { createPool, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/broadcast-tasks.mjs";
 import { createRequire } from "node:module";
 import { sleep } from "./helpers/wait.mjs";
+import { skipOn } from "./fixtures/runtime.mjs";
 
 const { MSG, pack, unpack } = createRequire(import.meta.url)("../lib/protocol/messages.js");
 
@@ -234,6 +235,25 @@ test("keep: a crashed worker's replacement runs the kept broadcasts, last per ta
     assert.equal(fresh.length, 1, "one replacement");
     assert.deepEqual(fresh[0].log, ["second", "setConfig"]);
     for (let i = 0; i < 8; i++) assert.deepEqual((await pool.call.readConfig()).config, { v: 1 });
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+const lateMessages =
+  "Deno delivers a message sent to a starting worker thread only after the worker has begun to serve (docs/api.md)";
+test("keep: an async broadcast that reaches a worker while it starts has run before that worker's first call", {
+  skip: skipOn({ deno: lateMessages }),
+}, async () => {
+  const pool = createPool({ threads: 1, worker: { allowExit: true } })(t);
+  try {
+    await pool.broadcast.setConfig({ v: 1 }, { keep: true });
+    await assert.rejects(pool.call.exitWorker(3), WorkerExitError);
+    // The replacement is starting: it gets this as a message while it loads its tasks.
+    const set = pool.broadcast.setConfigLater({ v: 2 }, { keep: true });
+    const first = await pool.call.readConfig();
+    assert.deepEqual(first.config, { v: 2 }, "its first call saw the setup");
+    assert.equal((await set).length, 1);
   } finally {
     await pool.shutdown();
   }

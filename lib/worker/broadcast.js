@@ -38,9 +38,9 @@ function makeBroadcaster(maxPayloadBytes, names, abortAware, runTask) {
     }
   }
 
-  /** A BROADCAST message: runs it and hands its BROADCAST_DONE to `reply`. */
+  /** A BROADCAST message: runs it and hands its BROADCAST_DONE to `reply`; resolves once it has. */
   function serve(table, msg, reply, doneType) {
-    run(table, msg.task, msg.arg).then(
+    return run(table, msg.task, msg.arg).then(
       (value) => reply({ type: doneType, id: msg.id, ...answer(msg.task, true, value) }),
       (err) => reply({ type: doneType, id: msg.id, ...answer(msg.task, false, err) }),
     );

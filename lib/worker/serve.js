@@ -435,11 +435,19 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
       if (setup.kept !== undefined) await broadcaster.runKept(loaded, setup.kept, laneIndex);
       return loaded;
     })
+    .then(async (loaded) => {
+      // Broadcasts that came while this worker started run before its first call too. One turn of
+      // the event loop first: a runtime whose module loading never yields to it (Bun) delivers the
+      // messages sent meanwhile only then.
+      await new Promise((resolve) => setImmediate(resolve));
+      const arrived = early;
+      early = null;
+      table = loaded;
+      await Promise.all(arrived.map(([msg, reply]) => broadcaster.serve(loaded, msg, reply, MSG.BROADCAST_DONE)));
+      return loaded;
+    })
     .then(
-      (loaded) => {
-        table = loaded;
-        for (const [msg, reply] of early) broadcaster.serve(table, msg, reply, MSG.BROADCAST_DONE);
-        early = null;
+      () => {
         report({ type: MSG.READY });
         port.serve();
       },
