@@ -5,7 +5,6 @@ import { createPool, WorkerExitError } from "../index.mjs";
 import * as t from "./fixtures/broadcast-tasks.mjs";
 import { createRequire } from "node:module";
 import { sleep } from "./helpers/wait.mjs";
-import { skipOn } from "./fixtures/runtime.mjs";
 
 const { MSG, pack, unpack } = createRequire(import.meta.url)("../lib/protocol/messages.js");
 
@@ -240,11 +239,7 @@ test("keep: a crashed worker's replacement runs the kept broadcasts, last per ta
   }
 });
 
-const lateMessages =
-  "Deno delivers a message sent to a starting worker thread only after the worker has begun to serve (docs/api.md)";
-test("keep: an async broadcast that reaches a worker while it starts has run before that worker's first call", {
-  skip: skipOn({ deno: lateMessages }),
-}, async () => {
+test("keep: an async broadcast made while a worker starts has run before that worker's first call", async () => {
   const pool = createPool({ threads: 1, worker: { allowExit: true } })(t);
   try {
     await pool.broadcast.setConfig({ v: 1 }, { keep: true });

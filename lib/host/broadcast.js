@@ -12,7 +12,12 @@
 //
 // `keep: true` remembers the broadcast (the last per task, in the order
 // first kept): a worker started later runs the kept ones before it reports
-// ready, from its start data (`kept`).
+// ready, from its start data (`kept`). A worker already starting gets it as
+// a message, which a runtime may deliver only after the worker has begun to
+// serve; so every kept broadcast also bumps KEPT_SEQ, a word in the payload
+// region, before its messages go: a starting worker that reads a KEPT_SEQ
+// beyond what its start data and messages gave it waits for the messages
+// still on their way, and runs them, before it reports ready.
 
 const { Encoder, decode } = require("../codec/index.js");
 const { CODE, codedError, shutdownError, placeValueError } = require("../errors.js");
@@ -43,6 +48,9 @@ class Round {
 class Broadcasts {
   constructor(pool) {
     this.pool = pool;
+    this.keptSeq = 0; // kept broadcasts so far
+    this.seqBlock = 0; // KEPT_SEQ's payload block, made with the first kept broadcast's start data
+    this.words = null;
     this.nextId = 1;
     this.rounds = new Map(); // id -> Round
     this.kept = new Map(); // task -> codec bytes; a Map keeps the order of first insertion
@@ -58,9 +66,23 @@ class Broadcasts {
     return Object.freeze(broadcast);
   }
 
-  /** What every worker that starts from now on runs before it reports ready. */
+  /**
+   * What every worker that starts from now on runs before it reports ready:
+   * `{ setups, seq, word }` (KEPT_SEQ's word index in the payload region).
+   */
   keptSetups() {
-    return [...this.kept].map(([task, arg]) => ({ task, arg }));
+    if (this.seqBlock === 0) {
+      const payload = this.pool.payload;
+      this.seqBlock = payload.allocBlock(16);
+      if (this.seqBlock === 0) throw new Error("knitting-native: no room in the payload region for KEPT_SEQ");
+      this.words = new Int32Array(payload.sab);
+      Atomics.store(this.words, this.seqBlock >> 2, 0);
+    }
+    return {
+      setups: [...this.kept].map(([task, arg]) => ({ task, arg })),
+      seq: this.keptSeq,
+      word: this.seqBlock >> 2,
+    };
   }
 
   start(task, arg, options) {
@@ -80,7 +102,13 @@ class Broadcasts {
     } catch (err) {
       return Promise.reject(placeValueError(err, name, "argument"));
     }
-    if (keep) this.kept.set(task, bytes); // a Map keeps a key where it was first set: first-kept order
+    let keptSeq;
+    if (keep) {
+      this.kept.set(task, bytes); // a Map keeps a key where it was first set: first-kept order
+      keptSeq = ++this.keptSeq;
+      // Before the messages: a starting worker that sees it waits for its message.
+      if (this.words !== null) Atomics.store(this.words, this.seqBlock >> 2, keptSeq);
+    }
     const round = new Round(this.nextId++, task, name, bytes);
     const promise = new Promise((resolve, reject) => {
       round.resolve = resolve;
@@ -95,7 +123,7 @@ class Broadcasts {
       round.errors.push(undefined);
       round.failed.push(false);
       round.left++;
-      worker.postMessage({ type: MSG.BROADCAST, id: round.id, task, arg: bytes });
+      worker.postMessage({ type: MSG.BROADCAST, id: round.id, task, arg: bytes, keptSeq });
     });
     if (round.left === 0) return Promise.resolve([]);
     // Held like a call (the process stays alive, shutdown() waits for it if told to), but not
@@ -242,6 +270,7 @@ function readOptions(options, name) {
 
 /** What broadcasts read of the pool (host/view.js). */
 Broadcasts.POOL_USES = Object.freeze([
+  "payload",
   "state",
   "failure",
   "table",

@@ -41,6 +41,10 @@ const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 // worker.timers.spinMicroseconds overrides it per pool.
 const DEFAULT_SPIN_MICROS = 50;
 
+// The longest a starting worker waits for a kept broadcast's message it knows
+// is on its way (KEPT_SEQ): messages take microseconds to milliseconds.
+const KEPT_WAIT_MS = 10_000;
+
 /** `signal.progress` of a call whose caller did not ask for progress. */
 const noProgress = () => {};
 
@@ -424,26 +428,51 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
   // that arrive while the tasks load wait for them.
   const broadcaster = makeBroadcaster(maxPayloadBytes, names, abortAware, runTask);
   let early = [];
+  let arrived = null; // resolves the wait for a kept broadcast's message (keptArrived)
   function broadcast(msg, reply) {
-    if (early !== null) early.push([msg, reply]);
-    else broadcaster.serve(table, msg, reply, MSG.BROADCAST_DONE);
+    if (early === null) {
+      broadcaster.serve(table, msg, reply, MSG.BROADCAST_DONE);
+      return;
+    }
+    early.push([msg, reply]);
+    if (arrived !== null) arrived();
+  }
+
+  /**
+   * Waits until the messages of every kept broadcast made before this worker
+   * reports ready have come (host/broadcast.js, KEPT_SEQ): its start data
+   * holds those made before it started; KEPT_SEQ counts them all. Bounded:
+   * a message that never comes (its sender gone) delays the start, no more.
+   */
+  async function keptArrived(kept) {
+    const words = new Int32Array(payloadBuffer);
+    const until = performance.now() + KEPT_WAIT_MS;
+    for (;;) {
+      let seen = kept.seq;
+      for (const [msg] of early) if (msg.keptSeq > seen) seen = msg.keptSeq;
+      if (Atomics.load(words, kept.word) <= seen || performance.now() > until) return;
+      await new Promise((resolve) => {
+        arrived = resolve;
+        setTimeout(resolve, 50).unref(); // and looks again
+      });
+      arrived = null;
+    }
   }
 
   runBootstrap()
     .then(loadTasks)
     .then(async (loaded) => {
-      if (setup.kept !== undefined) await broadcaster.runKept(loaded, setup.kept, laneIndex);
+      await broadcaster.runKept(loaded, setup.kept.setups, laneIndex);
       return loaded;
     })
     .then(async (loaded) => {
-      // Broadcasts that came while this worker started run before its first call too. One turn of
-      // the event loop first: a runtime whose module loading never yields to it (Bun) delivers the
-      // messages sent meanwhile only then.
-      await new Promise((resolve) => setImmediate(resolve));
-      const arrived = early;
+      // Broadcasts that came while this worker started run before its first call too, and the
+      // kept ones still on their way are waited for.
+      await keptArrived(setup.kept);
+      const came = early;
       early = null;
       table = loaded;
-      await Promise.all(arrived.map(([msg, reply]) => broadcaster.serve(loaded, msg, reply, MSG.BROADCAST_DONE)));
+      await Promise.all(came.map(([msg, reply]) => broadcaster.serve(loaded, msg, reply, MSG.BROADCAST_DONE)));
       return loaded;
     })
     .then(
