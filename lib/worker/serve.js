@@ -453,7 +453,7 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
       if (Atomics.load(words, kept.word) <= seen || performance.now() > until) return;
       await new Promise((resolve) => {
         arrived = resolve;
-        setTimeout(resolve, 50).unref(); // and looks again
+        setTimeout(resolve, 50); // and looks again
       });
       arrived = null;
     }
