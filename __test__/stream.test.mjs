@@ -240,3 +240,23 @@ test("a stream dropped unconsumed is stopped once collected: its generator ends,
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^finallies 1 blocks 0$/m);
 });
+
+test("a channel word that makes no sense (task code wrote it) fails that stream alone", async () => {
+  await withPool({ threads: 1 }, async (pool) => {
+    const it = pool.stream.tracked(undefined, { window: 4 });
+    assert.equal((await it.next()).value, 0);
+    const streams = internals(pool).streams;
+    const [stream] = [...streams.open];
+    // SENT, as a scribbling task would leave it: far beyond the ring.
+    Atomics.store(streams.words, (stream.block >> 2) + 6, 1_000_000);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a drain pass reads it
+    await assert.rejects(
+      (async () => {
+        for (;;) if ((await it.next()).done) break;
+      })(),
+      { code: "KNT_REGION_CORRUPT" },
+    );
+    assert.deepEqual(await collect(pool.stream.count(3)), [0, 1, 2], "other streams go on");
+    assert.equal(await pool.call.notAStream(21), 42);
+  });
+});

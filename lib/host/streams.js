@@ -27,6 +27,7 @@ class HostStream {
     this.onProgress = onProgress; // progress mode only
     this.channel = null; // a HostChannel once submitted
     this.block = 0;
+    this.thrown = 0; // the block of an error thrown in (throw(err)), until the worker takes it
     this.values = []; // taken, not yet consumed
     this.head = 0;
     this.consumed = 0;
@@ -245,11 +246,15 @@ class HostStreams {
   /** `call`'s worker is done with its slot: what its channel still holds is taken, and the channel freed. */
   released(call) {
     const stream = call.stream;
-    if (stream === null || !this.open.has(stream)) return;
-    this.take(stream);
-    this.open.delete(stream);
-    const thrown = stream.channel.thrownBlock();
-    if (thrown !== 0) this.pool.freePayload(thrown); // a thrown-in error the worker never read
+    if (stream === null || stream.channel === null) return;
+    // A channel whose words went bad (take) is not read again; its block is still the host's to free.
+    if (this.open.has(stream)) {
+      this.take(stream);
+      this.open.delete(stream);
+    }
+    // A thrown-in error the worker never took: freed only if the word still names the block the
+    // host placed (task code may have written another block's offset there).
+    if (stream.thrown !== 0 && stream.channel.thrownBlock() === stream.thrown) this.pool.freePayload(stream.thrown);
     this.pool.freePayload(stream.block);
     stream.channel = null; // its block may hold someone else's bytes from now on
   }
@@ -264,7 +269,8 @@ class HostStreams {
       return false;
     }
     if (at === NO_ROOM) return false;
-    if (!stream.channel.stop(STOPS.THROW, at, payload.placed)) this.pool.freePayload(at);
+    if (stream.channel.stop(STOPS.THROW, at, payload.placed)) stream.thrown = at;
+    else this.pool.freePayload(at);
     return true;
   }
 
