@@ -7,7 +7,8 @@
 //                      [--only knitting,raw,piscina] [--timeout SEC] [--stall SEC]
 //                      [--one-process] [--inproc]
 //                      [--only-workload calls,random-load,random-load-loaded,
-//                                       dispatcher-scaling,cpu-bound,process,server] ...
+//                                       dispatcher-scaling,cpu-bound,process,server,
+//                                       startup,stream] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -25,7 +26,9 @@
 // then the process workload (bench/lib/proc.mjs): worker processes against
 // worker threads, piscina and a child_process.fork + process.send pool; then
 // the server workload (bench/lib/server.mjs): the cost of `stats: true` and
-// an HTTP-style overload with and without `maxQueue`.
+// an HTTP-style overload with and without `maxQueue`; then startup and stream
+// (streaming calls against piscina's MessagePort per call and raw
+// postMessage, in the user's shape on every runtime: bench/lib/stream-user.mjs).
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -37,6 +40,7 @@ import { SCHED_WORKLOADS, schedConfig, runScheduling } from "./lib/sched.mjs";
 import { procConfig, runProcess } from "./lib/proc.mjs";
 import { serverConfig, runServer } from "./lib/server.mjs";
 import { startupConfig, runStartup } from "./lib/startup-user.mjs";
+import { streamConfig, runStream } from "./lib/stream-user.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
@@ -60,7 +64,8 @@ const USAGE = `usage: node bench/run.mjs [options]
                      comma-separated subset of: calls (the main table: tiny calls and
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
-                     dispatcher-scaling, cpu-bound, process, payload, server, startup
+                     dispatcher-scaling, cpu-bound, process, payload, server, startup,
+                     stream
                      (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
@@ -88,8 +93,15 @@ scheduling workloads (a fresh child process per pool per rep; cpu-bound: per poo
   --cpu-runtimes LIST
                      cpu-bound runtimes, of node,node22,node24,bun,deno (default: all; one
                      not installed is reported as such: bench/lib/runtimes.mjs says where
-                     each is looked for); ~1 min per runtime; the startup workload runs on them too
+                     each is looked for); ~1 min per runtime; the startup and stream workloads
+                     run on them too
   --startup-runs N   fresh processes per pool per runtime for startup (default 15; --quick: 3)
+stream workload (bench/user/stream.mjs: a fresh process per pool per shape per rep, on the
+--cpu-runtimes; knitting-native's pool.stream with the default window and a tuned one,
+piscina with a MessagePort per call, raw postMessage; ~2 min per runtime, Deno's piscina more):
+  --stream-reps R    repetitions (default 3; --quick: 1)
+  --stream-values N  small integers per stream (default 1000000; --quick: 100000)
+  --stream-chunks N  64 KiB Uint8Arrays per stream (default 10000; --quick: 1000)
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
@@ -134,6 +146,9 @@ const RUN_OPTIONS = {
   "--cpu-reps": ["cpuReps", positiveInt],
   "--cpu-procs": ["cpuProcs", positiveInt],
   "--startup-runs": ["startupRuns", positiveInt],
+  "--stream-reps": ["streamReps", positiveInt],
+  "--stream-values": ["streamValues", positiveInt],
+  "--stream-chunks": ["streamChunks", positiveInt],
   "--cpu-runtimes": ["cpuRuntimes", (v, name) => subsetOf(["node", "node22", "node24", "bun", "deno"])(v, name)],
   "--proc-reps": ["procReps", positiveInt],
   "--proc-calls": ["procCalls", positiveInt],
@@ -176,7 +191,7 @@ const parseRunArgs = (argv) =>
   });
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server", "startup"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server", "startup", "stream"];
 
 function makeConfig(o) {
   const quick = o.quick;
@@ -620,6 +635,8 @@ async function main() {
   if (srv) console.log(srv.lines.join("\n"));
   const up = opts.workloads.includes("startup") ? await runStartup(startupConfig(opts)) : null;
   if (up) console.log(up.lines.join("\n"));
+  const st = opts.workloads.includes("stream") ? await runStream(streamConfig(opts)) : null;
+  if (st) console.log(st.lines.join("\n"));
   const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
   const failed = [
     ...(calls?.failed ?? []),
@@ -628,6 +645,7 @@ async function main() {
     ...(pay?.failed ?? []),
     ...(srv?.failed ?? []),
     ...(up?.failed ?? []),
+    ...(st?.failed ?? []),
   ];
 
   if (opts.json) {
@@ -644,6 +662,7 @@ async function main() {
       payload: pay?.json ?? null,
       server: srv?.json ?? null,
       startup: up?.json ?? null,
+      stream: st?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);

@@ -36,6 +36,27 @@ export function computeTargets(ours, raw, pisc) {
   return targets;
 }
 
+/**
+ * The stream workload's targets for one runtime and shape (bench/lib/stream-user.mjs):
+ * knitting-native's median values/s with the default window over piscina's
+ * (a MessagePort per call). `failed`: knitting-native failed a rep there.
+ */
+export function streamTargets(targets, label, shape, ours, pisc, failed) {
+  const [what, limit] =
+    shape.key === "ints"
+      ? [`stream of ${fmtInt(shape.n)} small values >= 5x the MessagePort way (piscina)`, 5]
+      : [`stream of ${fmtInt(shape.n)} x 64 KiB >= the MessagePort way (piscina)`, 1];
+  addTarget(
+    targets,
+    `${label}: ${what}`,
+    ours / pisc,
+    limit,
+    ">=",
+    Number.isFinite(ours / pisc) ? `${fmtInt(ours)} vs ${fmtInt(pisc)} values/s` : "",
+  );
+  targets[targets.length - 1].failed = failed;
+}
+
 /** cmp: ">=", "<=" or "<"; fmt formats the value (default: as a ratio). */
 export function addTarget(targets, name, value, limit, cmp, detail, fmt) {
   const ok = Number.isFinite(value)
