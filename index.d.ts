@@ -249,9 +249,9 @@ export interface StreamOptions {
   signal?: AbortSignalType;
   /**
    * How many values the worker may run ahead of the caller: the generator is
-   * not resumed while this many values are sent and not yet consumed. Count
-   * values, not bytes: give large values a small window.
-   * @default 1024
+   * not resumed while this many values are sent and not yet consumed. For
+   * large values it shrinks to about 16 MiB of them.
+   * @default 4096
    */
   window?: number;
 }

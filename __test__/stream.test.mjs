@@ -97,6 +97,23 @@ for (const [name, options] of ONE) {
     });
   });
 
+  test(`${name}: large values: the worker runs ahead by about 16 MiB at most, whatever the window`, async () => {
+    await withPool(options, async (pool) => {
+      const it = pool.stream.trackedChunks(1024 * 1024, { window: 100_000 });
+      let consumed = 0;
+      for (; consumed < 3; consumed++) assert.equal((await it.next()).value.length, 1024 * 1024);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      let { produced } = await pool.call.stats();
+      // 16 values of 1 MiB, and the one the generator holds: far below the window of 100,000.
+      assert.ok(produced - consumed <= 20, `produced ${produced}, consumed ${consumed}`);
+      for (; consumed < 50; consumed++) await it.next();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      ({ produced } = await pool.call.stats());
+      assert.ok(produced - consumed <= 20, `produced ${produced}, consumed ${consumed}`);
+      await it.return();
+    });
+  });
+
   test(`${name}: an AbortSignal ends the stream and the generator`, async () => {
     await withPool(options, async (pool) => {
       const controller = new AbortController();
@@ -248,7 +265,7 @@ test("a channel word that makes no sense (task code wrote it) fails that stream 
     const streams = internals(pool).streams;
     const [stream] = [...streams.open];
     // SENT, as a scribbling task would leave it: far beyond the ring.
-    Atomics.store(streams.words, (stream.block >> 2) + 6, 1_000_000);
+    Atomics.store(stream.channel.i32, 6, 1_000_000);
     await new Promise((resolve) => setTimeout(resolve, 50)); // a drain pass reads it
     await assert.rejects(
       (async () => {

@@ -107,7 +107,7 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
   // Streaming calls and calls that report progress (worker/stream-task.js).
   const streams = streamRunner({
     payload,
-    i32: new Int32Array(payloadBuffer),
+    buffer: payloadBuffer,
     encoder,
     shared,
     announce: () => announce(i32, env),
