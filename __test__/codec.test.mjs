@@ -453,6 +453,13 @@ test("a 4 MiB Float64Array round-trips through encode()", () => {
   assert.deepStrictEqual(viaEncode([1, 2], enc), [1, 2]);
 });
 
+test("bulk copies take Buffer#fill only where it is one memcpy: never on Deno, whose fill copies byte by byte", () => {
+  const { fillCopies } = require("../lib/codec/copy.js");
+  assert.equal(typeof fillCopies, "boolean");
+  if (runtime === "deno") assert.equal(fillCopies, false);
+  if (runtime === "node") assert.equal(fillCopies, true);
+});
+
 test("bulk copies into and out of shared memory keep every byte, at every size and offset", () => {
   // Sizes around FILL_MIN (codec/copy.js: below it Uint8Array#set, from it Buffer#fill), sources
   // over plain, offset and shared buffers, targets at odd offsets of a SharedArrayBuffer.
