@@ -256,6 +256,7 @@ pub struct Layout {
     pub word_room_seq: u32,
     pub word_room_waiters: u32,
     pub word_host_cpu: u32,
+    pub word_kept_seq: u32,
     /// Word indices from a lane's start.
     pub lane_word_req: u32,
     pub lane_word_res: u32,
@@ -308,6 +309,7 @@ pub fn layout() -> Layout {
         word_room_seq: w(word::ROOM_SEQ),
         word_room_waiters: w(word::ROOM_WAITERS),
         word_host_cpu: w(word::HOST_CPU),
+        word_kept_seq: w(word::KEPT_SEQ),
         lane_word_req: w(lane_word::REQ),
         lane_word_res: w(lane_word::RES),
         lane_word_sleeping: w(lane_word::SLEEPING),

@@ -14,8 +14,8 @@
 // first kept): a worker started later runs the kept ones before it reports
 // ready, from its start data (`kept`). A worker already starting gets it as
 // a message, which a runtime may deliver only after the worker has begun to
-// serve; so every kept broadcast also bumps KEPT_SEQ, a word in the payload
-// region, before its messages go: a starting worker that reads a KEPT_SEQ
+// serve; so every kept broadcast also bumps KEPT_SEQ, a word of the control
+// region's header (src/memory/layout.rs), before its messages go: a starting worker that reads a KEPT_SEQ
 // beyond what its start data and messages gave it waits for the messages
 // still on their way, and runs them, before it reports ready.
 
@@ -23,6 +23,7 @@ const { Encoder, decode } = require("../codec/index.js");
 const { CODE, codedError, shutdownError, placeValueError } = require("../errors.js");
 const { MSG } = require("../protocol/messages.js");
 const { OPEN } = require("./calls.js");
+const { L } = require("../protocol/layout.js");
 
 /** One broadcast in flight: one entry per worker it went to, in lane order. */
 class Round {
@@ -49,8 +50,6 @@ class Broadcasts {
   constructor(pool) {
     this.pool = pool;
     this.keptSeq = 0; // kept broadcasts so far
-    this.seqBlock = 0; // KEPT_SEQ's payload block, made with the first kept broadcast's start data
-    this.words = null;
     this.nextId = 1;
     this.rounds = new Map(); // id -> Round
     this.kept = new Map(); // task -> codec bytes; a Map keeps the order of first insertion
@@ -66,23 +65,9 @@ class Broadcasts {
     return Object.freeze(broadcast);
   }
 
-  /**
-   * What every worker that starts from now on runs before it reports ready:
-   * `{ setups, seq, word }` (KEPT_SEQ's word index in the payload region).
-   */
+  /** What every worker that starts from now on runs before it reports ready: `{ setups, seq }`. */
   keptSetups() {
-    if (this.seqBlock === 0) {
-      const payload = this.pool.payload;
-      this.seqBlock = payload.allocBlock(16);
-      if (this.seqBlock === 0) throw new Error("knitting-native: no room in the payload region for KEPT_SEQ");
-      this.words = new Int32Array(payload.sab);
-      Atomics.store(this.words, this.seqBlock >> 2, 0);
-    }
-    return {
-      setups: [...this.kept].map(([task, arg]) => ({ task, arg })),
-      seq: this.keptSeq,
-      word: this.seqBlock >> 2,
-    };
+    return { setups: [...this.kept].map(([task, arg]) => ({ task, arg })), seq: this.keptSeq };
   }
 
   start(task, arg, options) {
@@ -107,7 +92,7 @@ class Broadcasts {
       this.kept.set(task, bytes); // a Map keeps a key where it was first set: first-kept order
       keptSeq = ++this.keptSeq;
       // Before the messages: a starting worker that sees it waits for its message.
-      if (this.words !== null) Atomics.store(this.words, this.seqBlock >> 2, keptSeq);
+      Atomics.store(this.pool.i32, L.wordKeptSeq, keptSeq);
     }
     const round = new Round(this.nextId++, task, name, bytes);
     const promise = new Promise((resolve, reject) => {
@@ -270,7 +255,7 @@ function readOptions(options, name) {
 
 /** What broadcasts read of the pool (host/view.js). */
 Broadcasts.POOL_USES = Object.freeze([
-  "payload",
+  "i32",
   "state",
   "failure",
   "table",

@@ -29,6 +29,7 @@ const FIELDS = Object.freeze([
   "wordRoomSeq",
   "wordRoomWaiters",
   "wordHostCpu",
+  "wordKeptSeq",
   "laneWordReq",
   "laneWordRes",
   "laneWordSleeping",

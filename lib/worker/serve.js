@@ -445,12 +445,11 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
    * a message that never comes (its sender gone) delays the start, no more.
    */
   async function keptArrived(kept) {
-    const words = new Int32Array(payloadBuffer);
     const until = performance.now() + KEPT_WAIT_MS;
     for (;;) {
       let seen = kept.seq;
       for (const [msg] of early) if (msg.keptSeq > seen) seen = msg.keptSeq;
-      if (Atomics.load(words, kept.word) <= seen || performance.now() > until) return;
+      if (Atomics.load(i32, L.wordKeptSeq) <= seen || performance.now() > until) return;
       await new Promise((resolve) => {
         arrived = resolve;
         setTimeout(resolve, 50); // and looks again

@@ -5,7 +5,7 @@
 //! ```text
 //! offset 0      header line     magic, version, lane count, slot geometry;
 //!                               ROOM_SEQ, ROOM_WAITERS (payload room, below);
-//!                               HOST_CPU (src/placement.rs)
+//!                               HOST_CPU (src/placement.rs); KEPT_SEQ (kept broadcasts)
 //! offset 64     doorbell line   COUNTER (workers add), ARMED (host sets, waiter clears), STOP
 //! offset 128    lane 0          see below, LANE_STRIDE bytes
 //! ...           lane n-1
@@ -107,6 +107,11 @@ pub mod word {
     /// (lib/host/loop.js); a worker about to spin moves off that CPU
     /// (src/placement.rs). A hint, never trusted.
     pub const HOST_CPU: usize = 10;
+    /// Kept broadcasts made so far (`lib/host/broadcast.js`): the host bumps it
+    /// before it sends one to the workers; a worker still starting that reads
+    /// more than it has received waits for the rest before it reports ready.
+    /// Written by the host only, and rarely.
+    pub const KEPT_SEQ: usize = 11;
     /// Doorbell line.
     pub const COUNTER: usize = 16;
     pub const ARMED: usize = 17;
@@ -282,6 +287,7 @@ const _: () = {
     assert!(lane_word::RES * 4 / CACHE_LINE == lane_word::SLEEPING * 4 / CACHE_LINE);
     assert!(word::COUNTER * 4 == CACHE_LINE);
     assert!(word::HOST_CPU * 4 < CACHE_LINE);
+    assert!(word::KEPT_SEQ * 4 < CACHE_LINE);
     assert!(word::STOP * 4 < 2 * CACHE_LINE);
     assert!(SLOT_COUNT == 32);
     assert!(slot_word::OWNER * 4 < SLOT_HEADER_BYTES);
