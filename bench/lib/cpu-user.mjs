@@ -9,11 +9,11 @@
 // median bare burst of the same process), median over all bursts of all
 // processes and the worst burst; and the main thread's CPU over the burst's
 // wall time (the host must sleep while the workers compute).
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { median, max, renderTable } from "./stats.mjs";
 import { addTarget, formatTargets } from "./targets.mjs";
-import { findRuntimes } from "./runtimes.mjs";
+import { findRuntimes, runScript } from "./runtimes.mjs";
 
 const SCRIPT = fileURLToPath(new URL("../user/cpu-burst.mjs", import.meta.url));
 const POOLS = [
@@ -30,32 +30,6 @@ export function cpuUserConfig(o) {
     runtimes: o.cpuRuntimes ?? ["node", "node22", "node24", "bun", "deno"],
     callUs: 1_000,
   };
-}
-
-/** One process of cpu-burst.mjs: its parsed result, or { error }. */
-function runOnce(rt, cfg, timeoutSec) {
-  return new Promise((resolve) => {
-    const arg = JSON.stringify({ threads: cfg.threads, calls: cfg.calls, bursts: cfg.bursts, callUs: cfg.callUs });
-    const child = spawn(rt.bin, [...rt.args(SCRIPT), arg], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutSec * 1000);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      const line = out.trim().split("\n").pop();
-      try {
-        resolve(JSON.parse(line));
-      } catch {
-        resolve({ error: `exit ${code ?? signal}: ${(err.trim().split("\n").pop() ?? "").slice(0, 200)}` });
-      }
-    });
-  });
 }
 
 const ratio = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}x` : "-");
@@ -80,7 +54,8 @@ export async function cpuUserLoad(cfg, sc) {
     const per = { knitting: [], piscina: [], host: [], other: [], floorMs: [], errors: [] };
     for (let p = 0; p < cc.procs; p++) {
       process.stderr.write(`bench: cpu-bound: ${label}, process ${p + 1} of ${cc.procs}\n`);
-      const r = await runOnce(rt, cc, sc.timeoutSec);
+      const arg = { threads: cc.threads, calls: cc.calls, bursts: cc.bursts, callUs: cc.callUs };
+      const r = await runScript(rt, SCRIPT, arg, sc.timeoutSec);
       if (r.error || r.pools?.bare?.error) {
         per.errors.push(r.error ?? `bare workers: ${r.pools.bare.error}`);
         continue;

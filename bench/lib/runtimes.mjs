@@ -3,6 +3,7 @@
 // scripts/ci-runtimes.sh: under the temporary directory), or where an
 // environment variable says. A runtime that is not there is reported as
 // missing, never silently dropped.
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -48,4 +49,33 @@ export function findRuntimes() {
       install: "bash scripts/ci-runtimes.sh installs it (or set KNITTING_DENO)",
     },
   ];
+}
+
+/**
+ * One process of a user-shaped script on runtime `rt`: `script` with the
+ * JSON argument `arg`; resolves with its last stdout line parsed as JSON, or
+ * { error } (its exit and last stderr line; SIGKILL after `timeoutSec`).
+ */
+export function runScript(rt, script, arg, timeoutSec) {
+  return new Promise((resolve) => {
+    const child = spawn(rt.bin, [...rt.args(script), JSON.stringify(arg)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutSec * 1000);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      try {
+        resolve(JSON.parse(out.trim().split("\n").pop()));
+      } catch {
+        const why = signal === "SIGKILL" ? `killed after ${timeoutSec} s` : `exit ${code ?? signal}`;
+        resolve({ error: `${why}: ${(err.trim().split("\n").pop() ?? "").slice(0, 160)}` });
+      }
+    });
+  });
 }

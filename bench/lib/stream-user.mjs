@@ -10,11 +10,11 @@
 // Reported per runtime and shape: values/s of each pool, median and worst
 // (the slowest rep), MB/s for the binary shape, and knitting-native's
 // median over piscina's and over raw postMessage's.
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { median, min, fmtInt, fmtRatio, renderTable } from "./stats.mjs";
 import { streamTargets, formatTargets } from "./targets.mjs";
-import { findRuntimes } from "./runtimes.mjs";
+import { findRuntimes, runScript } from "./runtimes.mjs";
 
 const SCRIPT = fileURLToPath(new URL("../user/stream.mjs", import.meta.url));
 const CHUNK_BYTES = 64 * 1024;
@@ -55,31 +55,6 @@ function poolsOf(shape) {
   ];
 }
 
-/** One process of stream.mjs: its parsed result, or { error }. */
-function runOnce(rt, arg, timeoutSec) {
-  return new Promise((resolve) => {
-    const child = spawn(rt.bin, [...rt.args(SCRIPT), JSON.stringify(arg)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutSec * 1000);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      try {
-        resolve(JSON.parse(out.trim().split("\n").pop()));
-      } catch {
-        const why = signal === "SIGKILL" ? `killed after ${timeoutSec} s` : `exit ${code ?? signal}`;
-        resolve({ error: `${why}: ${(err.trim().split("\n").pop() ?? "").slice(0, 160)}` });
-      }
-    });
-  });
-}
-
 /** Runs the workload; returns { lines, json, failed } like the other workloads. */
 export async function runStream(cfg) {
   const rows = [];
@@ -106,8 +81,9 @@ export async function runStream(cfg) {
       for (let rep = 0; rep < cfg.reps; rep++) {
         process.stderr.write(`bench: stream: ${label}, ${shape.label}, rep ${rep + 1} of ${cfg.reps}\n`);
         for (const [key, , arg] of pools) {
-          const r = await runOnce(
+          const r = await runScript(
             rt,
+            SCRIPT,
             { ...arg, shape: shape.key, n: shape.n, warmup: shape.warmup, threads: cfg.threads },
             cfg.timeoutSec,
           );
