@@ -165,8 +165,8 @@ function placeValueError(err, name, side, wrapped = false) {
   const root = ROOTS[side];
   // `wrapped`: the value went inside an array of the pool's own (a streaming call's argument, a
   // batch of yielded values), whose index is not the user's: the path starts after it.
-  const inner = place !== null && place.path !== null && wrapped ? place.path.replace(/^\[\d+\]/, "") : null;
-  const path = place !== null && place.path !== null ? root + (wrapped ? inner : place.path) : null;
+  const at = place === null || place.path === null ? null : wrapped ? place.path.replace(/^\[\d+\]/, "") : place.path;
+  const path = at === null ? null : root + at;
   err.task = name;
   err.side = side;
   if (path !== null) err.path = path;

@@ -22,6 +22,9 @@ const {
   shutdownError,
 } = require("../errors.js");
 
+/** `signal.progress` on the inline lane, which takes no call that reports progress. */
+const noProgress = () => {};
+
 // A pool's states (host/pool.js moves it from one to the next; calls are taken only while OPEN).
 const OPEN = 0;
 const DRAINING = 1; // shutdown() waits for submitted calls; new calls reject
@@ -100,7 +103,7 @@ const callMethods = {
   abortToolkit(call) {
     const word = this.abortBase + call.signal;
     // progress(): the inline lane takes no call that reports progress (host/topology/inline.js).
-    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now(), progress: () => {} };
+    return { hasAborted: () => Atomics.load(this.i32, word) !== 0, now: () => performance.now(), progress: noProgress };
   },
 
   /** Marks an abort-aware call's shared abort word (its `signal.hasAborted()`). */
@@ -159,9 +162,12 @@ const callMethods = {
     });
     if (this.pending++ === 0) this.liveness.setCalls(true);
     this.stats.submitted1(call);
-    if (stream !== null && !this.streams.attach(stream, call)) {
-      this.finish(call, false, this.streams.lastError);
-      return this.early(task, promise);
+    if (stream !== null) {
+      const refused = this.streams.attach(stream, call);
+      if (refused !== null) {
+        this.finish(call, false, refused);
+        return this.early(task, promise);
+      }
     }
     if (entry.abortAware) {
       if (this.freeSignals.length === 0) {

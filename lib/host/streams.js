@@ -226,8 +226,8 @@ class HostStreams {
 
   /**
    * Gives `stream` its channel (a payload block) for `call`, whose argument
-   * becomes [channel offset, window, argument]. False when the region has no
-   * room for a channel (the call then fails with `this.lastError`).
+   * becomes [channel offset, window, argument]. Returns null, or the error
+   * the call fails with when the region has no room for a channel.
    */
   attach(stream, call) {
     const payload = this.pool.payload;
@@ -235,16 +235,14 @@ class HostStreams {
     try {
       block = payload.allocBlock(CHANNEL_BYTES);
     } catch (err) {
-      this.lastError = err;
-      return false;
+      return err;
     }
     if (block === NO_ROOM) {
-      this.lastError = codedError(
+      return codedError(
         RangeError,
         CODE.VALUE_TOO_LARGE,
         "knitting-native: the payload region has no room for a stream's channel now; retry once calls settle",
       );
-      return false;
     }
     stream.block = block;
     // Its own fixed-length view (fast Atomics, as the worker's: worker/stream-task.js); wakes name
@@ -257,7 +255,7 @@ class HostStreams {
     call.stream = stream;
     call.arg = [block, stream.window, call.arg];
     this.open.add(stream);
-    return true;
+    return null;
   }
 
   /** Takes what every open channel holds (a drain pass); returns how many batches it took. */
@@ -355,4 +353,4 @@ function streamWindow(window, name) {
 /** What HostStreams reads of the pool (host/view.js). */
 HostStreams.POOL_USES = Object.freeze(["payload", "sharedRefs", "encoder", "freePayload"]);
 
-module.exports = { HostStreams, publicStream, streamWindow, DEFAULT_WINDOW, MAX_WINDOW };
+module.exports = { HostStreams, publicStream, streamWindow, DEFAULT_WINDOW };

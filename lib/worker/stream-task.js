@@ -17,9 +17,10 @@ const { CODE, codedError, placeValueError } = require("../errors.js");
 const { NO_ROOM } = require("../payload/region.js");
 const { invoke } = require("./invoke.js");
 
-// Values per batch, at most. Measured 2026-12-07 (Node 20.20, 2 vCPUs,
-// `node bench/run.mjs --only-workload stream`): 1,000,000 small values ran
-// at the same rate with 256 and 1,024 per batch; 64 per batch was slower.
+// Values per batch, at most. 1,000,000 small values from an async generator,
+// median of 5 fresh processes (Node 20.20, 2 vCPUs, 2026-12-07,
+// bench/user/stream.mjs): 603 ms with 64 per batch, 543 ms with 512, 459 ms
+// with 1,024 (512 is what the benchmarks in docs/benchmarks.md ran with).
 const MAX_BATCH = 512;
 // A batch's bytes, about (binary values and strings count their length, others 16 bytes).
 const MAX_BATCH_BYTES = 256 * 1024;
@@ -126,10 +127,11 @@ function streamRunner({ payload, buffer, encoder, shared, announce, waitWord }) 
     const flushIfWaiting = () => {
       flushTimer = null;
       if (!awaitingNext || batch.length === 0) return;
-      if (sending === null && ch.room() > 0) {
+      const room = ch.room();
+      if (sending === null && room > 0) {
         flushes++;
         flush();
-      } else if (ch.room() !== -1) flushTimer = setImmediate(flushIfWaiting);
+      } else if (room !== -1) flushTimer = setImmediate(flushIfWaiting);
     };
     /**
      * Asks the generator for `count` values at once, each held as it comes
