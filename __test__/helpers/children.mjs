@@ -25,9 +25,15 @@ export function runTestFiles(files, env, atLeast) {
     { cwd: ROOT, env: childEnv, encoding: "utf8", timeout: 600_000, maxBuffer: 64 * 1024 * 1024 },
   );
   const out = `${child.stdout}${child.stderr}`;
-  const failed = out.split("\n").filter((l) => /^\s*not ok /.test(l));
+  const lines = out.split("\n");
+  const failed = lines.filter((l) => /^\s*not ok /.test(l));
   assert.equal(child.error, undefined, String(child.error));
-  assert.deepEqual(failed, [], out.slice(-4000));
+  // What each failing test said (its TAP block), not only the end of the run.
+  const said = lines
+    .flatMap((l, i) => (/^\s*not ok /.test(l) ? [lines.slice(i, i + 40).join("\n")] : []))
+    .join("\n")
+    .slice(0, 8000);
+  assert.deepEqual(failed, [], said || out.slice(-4000));
   assert.equal(child.status, 0, out.slice(-4000));
   const passed = /^# pass (\d+)$/m.exec(out);
   assert.ok(passed && Number(passed[1]) >= atLeast, `${files.join(", ")} ran their tests: ${passed && passed[1]}`);
