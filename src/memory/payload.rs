@@ -29,7 +29,8 @@
 //!      0     4  MAGIC        "KNPA" (0x4150_4e4b); written last by `init`
 //!      4     4  VERSION      layout version (1)
 //!      8     4  LOCK         0 free, 1 locked, 2 locked and maybe waiters
-//!     12     4  (reserved, 0)
+//!     12     4  REGION_GEN   generation of the last region block
+//!                            (`alloc_region`; 20 bits, 0 = none yet)
 //!     16     8  COMMITTED    bytes of the buffer JS has committed
 //!     24     8  TOP          end of the carved space; [TOP, COMMITTED) is
 //!                            untouched "wilderness"
@@ -46,13 +47,36 @@
 //!
 //! ```text
 //! block + 0   u64  SIZE   whole block in bytes, header included (>= 32)
-//! block + 8   u32  STATE  "USED" (0x5553_4544), "FREE" (0x4652_4545), 0 dead
+//! block + 8   u32  STATE  "USED" (0x5553_4544), "REGN" (0x5245_474e),
+//!                         "FREE" (0x4652_4545), 0 dead
 //! block + 12  u32  CHECK  hash of (block offset, SIZE, STATE)
 //! block + 16       usable bytes; `alloc` returns `block + 16`
 //!                  (a free block keeps its NEXT link, a u64 offset, here)
 //! ```
 //!
-//! `free` accepts an offset only if the header in front of it says `USED`,
+//! # Region blocks
+//!
+//! A *region* block ([`Arena::alloc_region`]) is a live block whose bytes
+//! user code reads and writes in place, handed between isolates by its
+//! offset. It is a USED block in every respect (split, freed, coalesced the
+//! same way) except its STATE, "REGN", which lets [`Arena::regions`] find
+//! it and [`Arena::region_data`] tell it from a payload block. Its usable
+//! bytes start with a [`REGION_HEADER`]-byte region header that JS reads
+//! with Atomics (its STATE word is the ownership protocol's):
+//!
+//! ```text
+//! offset + 0   u32  STATE  (generation << 12) | (holder & 0xfff)
+//! offset + 4   u32  LEN    the user-visible byte length
+//! offset + 8   u64  (reserved, 0)
+//! offset + 16       data (16-aligned), LEN bytes
+//! ```
+//!
+//! The generation comes from REGION_GEN, so a stale descriptor of a freed
+//! and reallocated region does not match the new one's STATE. `free`
+//! zeroes STATE first (a freed region never shows its old generation).
+//!
+//! `free` accepts an offset only if the header in front of it says `USED`
+//! (or `REGN`),
 //! its `SIZE` fits inside the carved space and its `CHECK` matches, so a
 //! double free (state is then `FREE` or dead) or a garbage offset (random
 //! bytes essentially never carry the right magic *and* check word) is
@@ -160,7 +184,7 @@ const VERSION: u32 = 1;
 const H_MAGIC: usize = 0;
 const H_VERSION: usize = 4;
 const H_LOCK: usize = 8;
-const H_RESERVED_A: usize = 12;
+const H_REGION_GEN: usize = 12;
 const H_COMMITTED: usize = 16;
 const H_TOP: usize = 24;
 const H_FREE_HEAD: usize = 32;
@@ -177,6 +201,20 @@ const B_NEXT: usize = 16;
 const STATE_USED: u32 = 0x5553_4544;
 const STATE_FREE: u32 = 0x4652_4545;
 const STATE_DEAD: u32 = 0;
+const STATE_REGN: u32 = 0x5245_474e;
+
+/// Bytes of the region header at the start of a region block's usable
+/// bytes (see "Region blocks" above); the data follows it.
+pub const REGION_HEADER: usize = 16;
+// Region header fields, as block field offsets (the usable bytes start at
+// BLOCK_HEADER): all inside the first MIN_BLOCK bytes of the block.
+const R_STATE: usize = BLOCK_HEADER;
+const R_LEN: usize = BLOCK_HEADER + 4;
+const R_RESERVED: usize = BLOCK_HEADER + 8;
+/// Generations wrap within this mask (the STATE word keeps 12 bits for the
+/// holder).
+const GEN_MASK: u32 = 0xf_ffff;
+const HOLDER_MASK: u32 = 0xfff;
 
 /// Why [`Arena::alloc`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -410,7 +448,7 @@ impl Arena {
         let r = Ordering::Relaxed;
         arena.h32(H_LOCK).store(0, r);
         arena.h32(H_VERSION).store(VERSION, r);
-        arena.h32(H_RESERVED_A).store(0, r);
+        arena.h32(H_REGION_GEN).store(0, r);
         arena.h64(H_COMMITTED).store(committed as u64, r);
         arena.h64(H_TOP).store(HEADER_BYTES as u64, r);
         arena.h64(H_FREE_HEAD).store(0, r);
@@ -523,6 +561,64 @@ impl Arena {
     /// caller owns `[offset, offset + len)` until it passes the offset to
     /// [`Arena::free`].
     pub fn alloc(&self, len: usize) -> Result<usize, AllocError> {
+        self.alloc_as(len, STATE_USED)
+            .map(|(offset, _guard)| offset)
+    }
+
+    /// Allocates a region block with `len` data bytes for `holder` (its low
+    /// 12 bits) and writes its region header (see "Region blocks"); returns
+    /// the header's offset. The data starts at `offset + REGION_HEADER`.
+    /// `TooLarge` counts `len` against [`Arena::max_region_request`].
+    pub fn alloc_region(&self, len: usize, holder: u32) -> Result<usize, AllocError> {
+        let max = self.max_region_request();
+        if len > max {
+            return Err(AllocError::TooLarge {
+                requested: len,
+                max,
+            });
+        }
+        let (offset, _guard) = match self.alloc_as(len + REGION_HEADER, STATE_REGN) {
+            Err(AllocError::TooLarge { .. }) => {
+                return Err(AllocError::TooLarge {
+                    requested: len,
+                    max,
+                })
+            }
+            other => other?,
+        };
+        // Still under the lock: the generation counter is only ever moved
+        // there, so two regions never get the same one in a row.
+        let counter = self.h32(H_REGION_GEN);
+        let mut generation = counter.load(Ordering::Relaxed).wrapping_add(1) & GEN_MASK;
+        if generation == 0 {
+            generation = 1;
+        }
+        counter.store(generation, Ordering::Relaxed);
+        // Valid `Blk`: `alloc_as` returned a block's usable bytes.
+        let b = Blk(offset - BLOCK_HEADER);
+        // `len <= max_region_request() <= u32::MAX`: the cast is exact.
+        self.b32(b, R_LEN).store(len as u32, Ordering::Relaxed);
+        self.b64(b, R_RESERVED).store(0, Ordering::Relaxed);
+        // Release: JS loads STATE with Atomics; seeing this generation means
+        // seeing LEN too.
+        self.b32(b, R_STATE).store(
+            (generation << 12) | (holder & HOLDER_MASK),
+            Ordering::Release,
+        );
+        Ok(offset)
+    }
+
+    /// Largest `len` [`Arena::alloc_region`] can ever place (an empty
+    /// region of the maximum length; LEN is a u32).
+    pub fn max_region_request(&self) -> usize {
+        self.max_request()
+            .saturating_sub(REGION_HEADER)
+            .min(u32::MAX as usize)
+    }
+
+    /// `alloc` for a block of `state` (USED or REGN); the lock stays held
+    /// until the guard drops, so the caller can finish the block under it.
+    fn alloc_as(&self, len: usize, state: u32) -> Result<(usize, LockGuard<'_>), AllocError> {
         let max = self.max_request();
         let need = match block_size_for(len) {
             Some(need) if len <= max => need,
@@ -539,7 +635,7 @@ impl Arena {
                 max: 0,
             });
         }
-        let _guard = self.lock().map_err(AllocError::Corrupt)?;
+        let guard = self.lock().map_err(AllocError::Corrupt)?;
         let st = self.snapshot().map_err(|_| {
             AllocError::Corrupt("payload region is corrupt: its header is inconsistent")
         })?;
@@ -566,9 +662,9 @@ impl Arena {
                     (size, next)
                 };
                 self.set_link(prev, replacement);
-                self.write_block(b, taken, STATE_USED);
+                self.write_block(b, taken, state);
                 self.add_live(1);
-                return Ok(b.0 + BLOCK_HEADER);
+                return Ok((b.0 + BLOCK_HEADER, guard));
             }
             prev = Some(b);
             prev_end = b.0 + size;
@@ -580,11 +676,11 @@ impl Arena {
             let Some(b) = blk(st.top, st.limit) else {
                 return Err(corrupt);
             };
-            self.write_block(b, need, STATE_USED);
+            self.write_block(b, need, state);
             self.h64(H_TOP)
                 .store((st.top + need) as u64, Ordering::Relaxed);
             self.add_live(1);
-            return Ok(b.0 + BLOCK_HEADER);
+            return Ok((b.0 + BLOCK_HEADER, guard));
         }
         // No free-list block ends at `top`, so the block must start at `top`.
         let min_committed = st.top + need;
@@ -611,7 +707,7 @@ impl Arena {
         let b = blk(offset - BLOCK_HEADER, st.top).ok_or_else(not_live)?;
         let (size, state) = self.read_block(b, st.top).ok_or_else(not_live)?;
         match state {
-            STATE_USED => {}
+            STATE_USED | STATE_REGN => {}
             STATE_FREE => return Err(format!("free({offset}): double free")),
             _ => return Err(not_live()),
         }
@@ -642,6 +738,11 @@ impl Arena {
             return Err(corrupt());
         }
 
+        if state == STATE_REGN {
+            // Release: a holder that still loads STATE with Atomics sees the
+            // region gone (0), never its old generation over reused bytes.
+            self.b32(b, R_STATE).store(0, Ordering::Release);
+        }
         self.add_live(-1);
         let prev_adjacent = prev.filter(|&(p, p_size)| p.0 + p_size == b.0);
         if end == st.top {
@@ -749,6 +850,62 @@ impl Arena {
         stats
     }
 
+    /// Header offsets of every live region block, in address order (walks
+    /// all blocks under the lock). A block with a bad header ends the walk
+    /// with `Err`: the blocks behind it cannot be found.
+    pub fn regions(&self) -> Result<Vec<usize>, String> {
+        let _guard = self.lock()?;
+        let st = self.snapshot()?;
+        let mut found = Vec::new();
+        let mut off = HEADER_BYTES;
+        // Every block is at least MIN_BLOCK bytes, so a walk that is not
+        // done after this many steps is following forged sizes.
+        let mut steps = (st.top - HEADER_BYTES) / MIN_BLOCK + 1;
+        while off < st.top {
+            steps = steps
+                .checked_sub(1)
+                .ok_or("payload region is corrupt: its blocks do not tile it")?;
+            let bad = || format!("payload region is corrupt: bad block header at {off}");
+            let b = blk(off, st.top).ok_or_else(bad)?;
+            let (size, state) = self.read_block(b, st.top).ok_or_else(bad)?;
+            match state {
+                STATE_REGN => found.push(b.0 + BLOCK_HEADER),
+                STATE_USED | STATE_FREE => {}
+                _ => return Err(bad()),
+            }
+            // `read_block` checked off + size <= top and size >= MIN_BLOCK.
+            off += size;
+        }
+        Ok(found)
+    }
+
+    /// The data offset (`offset + REGION_HEADER`) of the region whose
+    /// header is at `offset`, after checking that `offset` is a live region
+    /// block and that `len` data bytes fit in it. Bounds come from the block
+    /// header (checked against this process's [`Bounds`]), never from the
+    /// region header's LEN, which task code can write.
+    pub fn region_data(&self, offset: usize, len: usize) -> Result<usize, String> {
+        let not_region = || format!("{offset} is not the offset of a live region");
+        if !offset.is_multiple_of(ALIGN) || offset < HEADER_BYTES + BLOCK_HEADER {
+            return Err(not_region());
+        }
+        let _guard = self.lock()?;
+        let st = self.snapshot()?;
+        let b = blk(offset - BLOCK_HEADER, st.top).ok_or_else(not_region)?;
+        match self.read_block(b, st.top) {
+            Some((size, STATE_REGN)) => {
+                let room = size - BLOCK_HEADER - REGION_HEADER;
+                if len > room {
+                    return Err(format!(
+                        "{len} bytes do not fit the region at {offset} (it holds {room})"
+                    ));
+                }
+                Ok(offset + REGION_HEADER)
+            }
+            _ => Err(not_region()),
+        }
+    }
+
     /// Checks the whole region (O(blocks), under the lock): blocks tile
     /// `[HEADER_BYTES, TOP)` with valid headers, the free list holds exactly
     /// the free blocks in address order, no two free blocks touch, none ends
@@ -766,7 +923,7 @@ impl Arena {
                 .read_block(b, st.top)
                 .ok_or_else(|| format!("block at {off} has a bad header"))?;
             match state {
-                STATE_USED => {
+                STATE_USED | STATE_REGN => {
                     live += 1;
                     prev_free = false;
                 }
@@ -1762,5 +1919,176 @@ mod tests {
         assert_eq!(s.live_blocks, 0);
         assert!(s.committed > 64 * KIB && s.committed <= REGION);
         drop(r);
+    }
+
+    fn word32(base: *mut u8, off: usize) -> u32 {
+        // SAFETY: `off` is a 4-aligned offset inside the test's region
+        // buffer; only this thread uses the region.
+        unsafe { AtomicU32::from_ptr(base.add(off).cast()) }.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn region_round_trip_and_header_words() {
+        let mut r = Region::new(MIB);
+        let base = r.base();
+        let a = r.init(MIB);
+        let x = a.alloc_region(1000, 7).unwrap();
+        assert_eq!(x, HEADER_BYTES + BLOCK_HEADER);
+        assert_eq!(word32(base, x), (1 << 12) | 7, "generation 1, holder 7");
+        assert_eq!(word32(base, x + 4), 1000);
+        assert_eq!(word32(base, x + 8), 0);
+        assert_eq!(word32(base, x + 12), 0);
+        let data = a.region_data(x, 1000).unwrap();
+        assert_eq!(data, x + REGION_HEADER);
+        assert!(data.is_multiple_of(ALIGN));
+        write(base, data, 1000, 0x5a);
+        let y = a.alloc_region(10, 0x1234).unwrap();
+        assert_eq!(
+            word32(base, y),
+            (2 << 12) | 0x234,
+            "holder masked to 12 bits"
+        );
+        assert!(
+            intact(base, data, &[0x5a; 1000]),
+            "the second region left the first alone"
+        );
+        assert_eq!(a.stats().live_blocks, 2);
+        a.verify().unwrap();
+        a.free(x).unwrap();
+        assert_eq!(
+            word32(base, x),
+            0,
+            "a freed region's STATE no longer names it"
+        );
+        a.free(y).unwrap();
+        a.verify().unwrap();
+        assert_eq!(a.stats(), all_free(&a));
+        assert!(a.free(y).is_err(), "double free of a region refused");
+    }
+
+    #[test]
+    fn region_blocks_split_and_coalesce_like_payload_blocks() {
+        let mut r = Region::new(MIB);
+        let a = r.init(MIB);
+        let p = a.alloc(100).unwrap();
+        let g = a.alloc_region(200, 1).unwrap();
+        let q = a.alloc(100).unwrap();
+        let h = a.alloc_region(300, 1).unwrap();
+        let _tail = a.alloc(16).unwrap();
+        a.free(g).unwrap();
+        a.free(p).unwrap(); // merges with the freed region block
+        a.verify().unwrap();
+        // The merged span takes a block as large as both.
+        let big = a.alloc(100 + 16 + 200 + REGION_HEADER).unwrap();
+        assert_eq!(big, p);
+        a.free(big).unwrap();
+        a.free(q).unwrap();
+        a.free(h).unwrap();
+        a.verify().unwrap();
+        assert_eq!(a.stats().live_blocks, 1);
+        // A region block reuses a freed payload block's space.
+        assert_eq!(a.alloc_region(100, 2).unwrap(), p);
+        a.verify().unwrap();
+    }
+
+    #[test]
+    fn regions_lists_exactly_the_live_region_blocks() {
+        let mut r = Region::new(MIB);
+        let a = r.init(MIB);
+        assert_eq!(a.regions().unwrap(), Vec::<usize>::new());
+        let p = a.alloc(64).unwrap();
+        let g = a.alloc_region(64, 1).unwrap();
+        let q = a.alloc(64).unwrap();
+        let h = a.alloc_region(0, 2).unwrap();
+        let k = a.alloc_region(5000, 3).unwrap();
+        assert_eq!(a.regions().unwrap(), vec![g, h, k]);
+        a.free(h).unwrap();
+        a.free(p).unwrap();
+        assert_eq!(a.regions().unwrap(), vec![g, k]);
+        a.free(g).unwrap();
+        a.free(k).unwrap();
+        assert_eq!(a.regions().unwrap(), Vec::<usize>::new());
+        a.free(q).unwrap();
+        assert_eq!(a.regions().unwrap(), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn regions_refuses_a_forged_block_header() {
+        let mut r = Region::new(MIB);
+        let base = r.base();
+        let a = r.init(MIB);
+        let g = a.alloc_region(64, 1).unwrap();
+        let _h = a.alloc_region(64, 1).unwrap();
+        // Task code overwrites the first block's SIZE (a zero size would
+        // otherwise loop forever).
+        // SAFETY: inside the test's region buffer; only this thread uses it.
+        unsafe { ptr::write_bytes(base.add(g - BLOCK_HEADER), 0, 8) };
+        assert!(a.regions().unwrap_err().contains("corrupt"));
+        assert!(a.region_data(g, 1).is_err());
+    }
+
+    #[test]
+    fn region_data_refusals() {
+        let mut r = Region::new(MIB);
+        let a = r.init(MIB);
+        let p = a.alloc(256).unwrap();
+        let g = a.alloc_region(100, 1).unwrap();
+        let freed = a.alloc_region(100, 1).unwrap();
+        let _keep = a.alloc(16).unwrap();
+        a.free(freed).unwrap();
+        assert!(
+            a.region_data(p, 1).is_err(),
+            "a payload block is not a region"
+        );
+        assert!(a.region_data(freed, 1).is_err(), "a freed region");
+        // Block of 100 + 16 rounded to 128 usable bytes: 112 data bytes.
+        assert_eq!(a.region_data(g, 112).unwrap(), g + REGION_HEADER);
+        assert!(a.region_data(g, 113).unwrap_err().contains("do not fit"));
+        assert!(a.region_data(g, usize::MAX).is_err());
+        for garbage in [0, 8, 16, 64, g + 16, g + 1, MIB, usize::MAX - 15] {
+            assert!(a.region_data(garbage, 0).is_err(), "offset {garbage}");
+        }
+        assert_eq!(a.region_data(g, 0).unwrap(), g + REGION_HEADER);
+    }
+
+    #[test]
+    fn region_generation_increments_and_skips_zero() {
+        let mut r = Region::new(64 * KIB);
+        let base = r.base();
+        let a = r.init(64 * KIB);
+        // SAFETY: the header's REGION_GEN word, inside the test's buffer.
+        let counter = unsafe { AtomicU32::from_ptr(base.add(H_REGION_GEN).cast()) };
+        counter.store(GEN_MASK - 1, Ordering::Relaxed);
+        let mut gens = Vec::new();
+        for _ in 0..3 {
+            let g = a.alloc_region(8, 5).unwrap();
+            gens.push(word32(base, g) >> 12);
+            assert_eq!(word32(base, g) & 0xfff, 5);
+            a.free(g).unwrap();
+        }
+        assert_eq!(gens, vec![GEN_MASK, 1, 2], "wraps within 20 bits, never 0");
+    }
+
+    #[test]
+    fn region_too_large_and_full() {
+        let mut r = Region::new(64 * KIB);
+        let a = r.init(64 * KIB);
+        let max = a.max_region_request();
+        assert_eq!(max, a.max_request() - REGION_HEADER);
+        assert_eq!(
+            a.alloc_region(max + 1, 0),
+            Err(AllocError::TooLarge {
+                requested: max + 1,
+                max
+            })
+        );
+        let g = a.alloc_region(max, 0).unwrap();
+        assert_eq!(a.region_data(g, max).unwrap(), g + REGION_HEADER);
+        assert!(matches!(
+            a.alloc_region(1, 0),
+            Err(AllocError::TooLarge { requested: 1, .. })
+        ));
+        a.free(g).unwrap();
+        assert_eq!(a.stats(), all_free(&a));
     }
 }
