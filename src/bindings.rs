@@ -44,6 +44,8 @@ fn invalid(message: impl Into<String>) -> Error {
 pub(crate) const REGION_CORRUPT: &str = "KNT_REGION_CORRUPT";
 /// Code of the TypeError for memory Rust cannot keep (see [`SharedView`]).
 pub(crate) const NOT_SHARED: &str = "KNT_NOT_SHARED_MEMORY";
+/// Code of the TypeError `detachBuffer` gives for a buffer it cannot detach.
+pub(crate) const NOT_DETACHABLE: &str = "KNT_NOT_DETACHABLE";
 
 /// Throws a JS error of `kind` with `code` and returns the error that tells
 /// napi-rs an exception is already pending.
@@ -704,7 +706,9 @@ impl WorkerBell {
 #[napi]
 pub struct PayloadArena {
     arena: Arena,
-    held: Held,
+    /// Shared with the region buffers made from this arena (`regionBuffer`),
+    /// which may outlive it.
+    held: Arc<Held>,
 }
 
 #[napi]
@@ -734,7 +738,10 @@ impl PayloadArena {
             // header that says otherwise was overwritten: corrupt).
             unsafe { Arena::attach(base, committed, max_len) }.map_err(|e| corrupt(env, &e))?
         };
-        Ok(Self { arena, held })
+        Ok(Self {
+            arena,
+            held: Arc::new(held),
+        })
     }
 
     /// Offset of a block of `len` bytes (always > 0); or a negative number
@@ -786,6 +793,92 @@ impl PayloadArena {
         self.arena.extend(len).map_err(|e| corrupt(env, &e))
     }
 
+    /// Header offset of a fresh shared byte region of `len` data bytes for
+    /// `holder` (0..=4095, the low bits of its STATE word), with the same
+    /// answers as `alloc`: > 0 placed, `-n` grow and retry, 0 full now, a
+    /// RangeError past `maxRegionRequest`.
+    #[napi(catch_unwind)]
+    pub fn alloc_region(&self, env: &Env, len: f64, holder: f64) -> Result<f64> {
+        let len = whole(len, "region length", isize::MAX as u64)?;
+        let holder = whole(holder, "region holder", 0xfff)? as u32;
+        match self.arena.alloc_region(len, holder) {
+            Ok(offset) => Ok(offset as f64),
+            Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
+            Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
+            Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
+                Status::InvalidArg,
+                format!(
+                    "RangeError: a region of {requested} bytes does not fit the payload region \
+                     (at most {max})"
+                ),
+            )),
+            Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
+        }
+    }
+
+    /// The largest region `allocRegion` can place.
+    #[napi(getter, catch_unwind)]
+    pub fn max_region_request(&self) -> f64 {
+        self.arena.max_region_request() as f64
+    }
+
+    /// Header offsets of every live region (`KNT_REGION_CORRUPT` when a
+    /// block header was overwritten).
+    #[napi(catch_unwind)]
+    pub fn regions(&self, env: &Env) -> Result<Vec<f64>> {
+        let found = self.arena.regions().map_err(|e| corrupt(env, &e))?;
+        Ok(found.into_iter().map(|o| o as f64).collect())
+    }
+
+    /// An ArrayBuffer over the first `len` data bytes of the live region
+    /// whose header is at `offset`: writes through it land in the payload
+    /// region itself. An offset that is not a live region, or a `len`
+    /// larger than it holds, fails with `KNT_REGION_CORRUPT`.
+    #[napi(catch_unwind)]
+    pub fn region_buffer<'env>(
+        &self,
+        env: &'env Env,
+        offset: f64,
+        len: f64,
+    ) -> Result<ArrayBuffer<'env>> {
+        let offset = whole(offset, "region offset", isize::MAX as u64)?;
+        let len = whole(len, "region length", isize::MAX as u64)?;
+        let data_offset = self
+            .arena
+            .region_data(offset, len)
+            .map_err(|e| corrupt(env, &e))?;
+        if len == 0 {
+            // Nothing to share, nothing to keep alive; some runtimes refuse
+            // zero-length external buffers.
+            return ArrayBuffer::from_data(env, Vec::new());
+        }
+        // SAFETY: `region_data` checked `data_offset + len` against the
+        // block's size, and the block lies below a TOP bounded by the bytes
+        // this process knows to be accessible from the base.
+        let data = unsafe { self.held.memory.base().add(data_offset) };
+        // The `Held`, not this arena object: the arena may be collected
+        // while region buffers made from it live, and an Arc needs no napi
+        // reference managed by hand.
+        let keep = Arc::clone(&self.held);
+        // SAFETY: `data..data+len` stays valid while the buffer lives: the
+        // finalizer owns an Arc of the `Held`, whose view reference keeps the
+        // SharedArrayBuffer alive (or whose Arc keeps the mapping mapped), and
+        // drops it, on the JS thread, only when the runtime collects the
+        // buffer. Bytes are never freed while held, so a region freed
+        // meanwhile is still readable memory (its contents are the ownership
+        // protocol's business).
+        let buffer =
+            unsafe { ArrayBuffer::from_external(env, data, len, keep, |_env, keep| drop(keep)) }?;
+        if !std::ptr::eq(buffer.as_ptr(), data) {
+            // The runtime copied instead of wrapping: writes would not reach
+            // the region.
+            return Err(Error::from_reason(
+                "this runtime does not allow external ArrayBuffers, which region buffers need",
+            ));
+        }
+        Ok(buffer)
+    }
+
     #[napi(getter, catch_unwind)]
     pub fn committed(&self) -> f64 {
         self.arena.committed() as f64
@@ -807,6 +900,50 @@ impl PayloadArena {
             largest_free: s.largest_free as f64,
         }
     }
+}
+
+/// Detaches `buffer` (`napi_detach_arraybuffer`): its views then read as
+/// empty and writes through them go nowhere (an already detached buffer is
+/// left as it is). Only a plain ArrayBuffer the runtime lets go of can be
+/// detached (region buffers can, on Node 20 and 24, Bun and Deno); anything
+/// else, a WebAssembly memory's buffer included, is a TypeError
+/// `KNT_NOT_DETACHABLE`.
+#[napi(catch_unwind)]
+pub fn detach_buffer(env: &Env, buffer: Unknown<'_>) -> Result<()> {
+    let refuse = |what: &str| {
+        throw(
+            env,
+            ErrorKind::Type,
+            NOT_DETACHABLE,
+            &format!(
+                "knitting-native: detachBuffer() needs a detachable ArrayBuffer (such as one from \
+                 regionBuffer()); {what}"
+            ),
+        )
+    };
+    let mut plain = false;
+    // SAFETY: `env` and `buffer` come from napi for this call.
+    let status = unsafe { sys::napi_is_arraybuffer(env.raw(), buffer.raw(), &mut plain) };
+    if status != sys::Status::napi_ok || !plain {
+        return Err(refuse(
+            "got a value that is not one (a SharedArrayBuffer never detaches)",
+        ));
+    }
+    // SAFETY: as above; `buffer` is an ArrayBuffer (checked).
+    let status = unsafe { sys::napi_detach_arraybuffer(env.raw(), buffer.raw()) };
+    if status != sys::Status::napi_ok {
+        let mut pending = false;
+        // SAFETY: `env` is this call's; the out-pointer is a local.
+        unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+        if pending {
+            let mut thrown = std::ptr::null_mut();
+            // SAFETY: as above. The runtime's own exception is replaced by
+            // ours, which says what is allowed.
+            unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+        }
+        return Err(refuse("the runtime refused to detach this one"));
+    }
+    Ok(())
 }
 
 #[napi(object)]
