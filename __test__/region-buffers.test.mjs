@@ -136,6 +136,16 @@ for (const [kind, make] of kinds) {
     assert.ok(arena.allocRegion(arena.maxRegionRequest, 0) <= 0, "the largest region is not placed beside others");
     assert.deepEqual(arena.regions(), [at]);
   });
+
+  test(`over ${kind}: regions() refuses a forged block header with KNT_REGION_CORRUPT`, { skip: limit }, () => {
+    const { arena, buffer } = make();
+    const at = arena.allocRegion(32, 1);
+    arena.allocRegion(32, 1);
+    // Task code zeroes the block's SIZE word (16 bytes before the header).
+    new Uint8Array(buffer).fill(0, at - 16, at - 8);
+    throwsCode(() => arena.regions(), "KNT_REGION_CORRUPT", "a zero block size");
+    throwsCode(() => arena.regionBuffer(at, 1), "KNT_REGION_CORRUPT", "the forged block");
+  });
 }
 
 test("detachBuffer refuses what it cannot detach with KNT_NOT_DETACHABLE", () => {
