@@ -90,6 +90,30 @@ export type ResultOf<T> = T extends { readonly [kTask]: (arg: any) => infer R }
 
 declare const kTransferred: unique symbol;
 
+/**
+ * Bytes in the pool's shared memory, read and written in place (`u8`), that
+ * cross to a worker (thread or process) and back without a copy. Made by
+ * `pool.sharedBytes(n)` in the host, {@link sharedBytes} in a task, or
+ * `pool.readBody(request, { maxBytes })`. Passed as the whole argument of a
+ * call, or returned by a task, it is handed over: the sender's handle is
+ * spent (`u8` throws, its earlier views read as empty). Exactly one side
+ * holds it; that side releases it (`release()`, or `using`). Errors have the
+ * code `"KNT_SHARED_BYTES"`.
+ */
+export interface SharedBytes {
+  /** The bytes, in place (a view of shared memory). Throws once released or handed over. */
+  readonly u8: Uint8Array;
+  readonly byteLength: number;
+  /** True once released, or handed to a call (or returned by a task). */
+  readonly released: boolean;
+  /** True while the bytes are in shared memory; false for a result copied out after `payload.borrowMs`. */
+  readonly shared: boolean;
+  /** Gives the bytes back; throws for a handle released or handed over already. */
+  release(): void;
+  /** `using`: releases the bytes if this side still holds them. */
+  [Symbol.dispose](): void;
+}
+
 /** A buffer a caller or task gave up with {@link transfer}: the receiver gets a `T`. */
 export interface Transferred<T extends ArrayBuffer | ArrayBufferView = ArrayBuffer | ArrayBufferView> {
   readonly [kTransferred]: T;
@@ -552,7 +576,21 @@ export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
    * start later, before they serve a call.
    */
   readonly broadcast: { readonly [K in keyof T]: TaskBroadcaster<ArgOf<T[K]>, ResultOf<T[K]>> };
+
+  /** `n` bytes of the pool's shared memory, yours to fill and pass to a call; see {@link SharedBytes}. */
+  sharedBytes(n: number): SharedBytes;
+
+  /**
+   * A request body read into shared bytes, refused (a `RangeError` with `code`
+   * `"KNT_BODY_TOO_LARGE"` and `status` 413) once it would pass `maxBytes`: a
+   * `Content-Length` over it before anything is read, a chunked body as soon
+   * as it passes it. `request`: a `node:http` `IncomingMessage` or a web `Request`.
+   */
+  readBody(request: ReadBodySource, options: { maxBytes: number }): Promise<SharedBytes>;
 }
+
+/** What {@link Pool.readBody} reads: a `node:http` `IncomingMessage` or a web `Request`. */
+export type ReadBodySource = import("node:http").IncomingMessage | Request;
 
 /**
  * A pool of one task, made by `task({ f }).createPool(options)`: called as
@@ -571,6 +609,12 @@ export interface SingleTaskPool<A, R, Abortable extends boolean = false> extends
 
   /** Runs the task once on every live worker; see {@link Pool.broadcast}. */
   readonly broadcast: TaskBroadcaster<A, R>;
+
+  /** See {@link Pool.sharedBytes}. */
+  sharedBytes(n: number): SharedBytes;
+
+  /** See {@link Pool.readBody}. */
+  readBody(request: ReadBodySource, options: { maxBytes: number }): Promise<SharedBytes>;
 }
 
 // ---------------------------------------------------------------------------
@@ -606,6 +650,13 @@ export interface PayloadOptions {
    * @default payloadMaxByteLength / 8 (8 MiB)
    */
   maxPayloadBytes?: number;
+  /**
+   * How long a {@link SharedBytes} a task returned stays in shared memory, the
+   * caller's to use in place, before its bytes are copied out into an ordinary
+   * `Uint8Array` (`shared` then reads false) and its room goes back.
+   * @default 10000 (10 s)
+   */
+  borrowMs?: number;
 }
 
 /**
@@ -1148,6 +1199,12 @@ export interface PermissionPolicy {
  * - `"KNT_TRANSFER"`: {@link transfer} got a value it cannot take (not an
  *   `ArrayBuffer` or a view over all of one, a `SharedArrayBuffer`, a detached
  *   buffer), or a marker was sent twice or nested inside another value (a `TypeError`).
+ * - `"KNT_SHARED_BYTES"`: a {@link SharedBytes} was used or released after it
+ *   was released or handed over, nested inside a value, sent through another
+ *   pool, made outside a task with `sharedBytes(n)`, or could not be taken by
+ *   its receiver (its call ended first).
+ * - `"KNT_BODY_TOO_LARGE"`: `pool.readBody` met a body over its `maxBytes`
+ *   (a `RangeError` with `status` 413).
  * - `"KNT_PROCESS_EXIT_REFUSED"`: task code in a worker thread called
  *   `process.abort()` or `process.kill()` (always refused), or
  *   `process.exit()`, `process.reallyExit()` or `Deno.exit()` (refused
@@ -1182,7 +1239,9 @@ export type KnittingErrorCode =
   | "KNT_TOO_MANY_TASKS"
   | "KNT_WORKER_START_FAILED"
   | "KNT_BROADCAST_FAILED"
-  | "KNT_NOT_A_STREAM";
+  | "KNT_NOT_A_STREAM"
+  | "KNT_SHARED_BYTES"
+  | "KNT_BODY_TOO_LARGE";
 
 /**
  * An error a call rejects with when a value cannot cross between threads, or
@@ -1534,6 +1593,16 @@ export declare const isMain: boolean;
  * the count of `task()` and `importTask()` calls made before it in that module).
  */
 export declare function stableTaskID(href: string, at: number): number;
+
+/**
+ * `n` bytes of the pool's shared memory, inside a task: write them and return
+ * them, and the caller gets them without a copy. Outside a task it throws
+ * (`"KNT_SHARED_BYTES"`; the host uses `pool.sharedBytes(n)`).
+ */
+export declare function sharedBytes(n: number): SharedBytes;
+
+/** Whether `value` is a {@link SharedBytes}. */
+export declare function isSharedBytes(value: unknown): value is SharedBytes;
 
 /**
  * Gives up `value` (an `ArrayBuffer`, or a typed array, `Buffer` or `DataView`

@@ -6,5 +6,16 @@ import { createRequire } from "node:module";
 
 const api = createRequire(import.meta.url)("./index.js");
 
-export const { createPool, task, importTask, isMain, stableTaskID, WorkerExitError, CODEC_ERRORS, transfer } = api;
+export const {
+  createPool,
+  task,
+  importTask,
+  isMain,
+  stableTaskID,
+  WorkerExitError,
+  CODEC_ERRORS,
+  transfer,
+  sharedBytes,
+  isSharedBytes,
+} = api;
 export default api;

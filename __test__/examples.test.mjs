@@ -243,7 +243,7 @@ test("README.md: for users, under 350 lines; two contributor commands; every doc
     "Quick start",
     "CPU work from an HTTP server",
     "Timeouts and aborts",
-    "Moving large buffers",
+    "Shared bytes",
     "Worker processes",
     "Every worker",
     "Streaming results",

@@ -1,7 +1,7 @@
 "use strict";
 // Errors the pool itself raises (the codec's own errors live in codec/index.js).
 
-const { CODEC_ERRORS, TRANSFER_ERROR, codecError, placeOf } = require("./codec/index.js");
+const { CODEC_ERRORS, TRANSFER_ERROR, SHARED_BYTES_ERROR, codecError, placeOf } = require("./codec/index.js");
 
 // Every code an error of this package carries, by name: the one table (index.d.ts's
 // KnittingErrorCode, docs/api.md and the README's table list the same; __test__/error-codes.test.mjs
@@ -14,6 +14,8 @@ const CODE = Object.freeze({
   ABORT_SIGNALS_EXHAUSTED: "KNT_ABORT_SIGNALS_EXHAUSTED",
   /** a broadcast's task threw (or its result could not be sent) on one or more workers */
   BROADCAST_FAILED: "KNT_BROADCAST_FAILED",
+  /** a request body was larger than readBody's maxBytes (its Content-Length, or the bytes that came) */
+  BODY_TOO_LARGE: "KNT_BODY_TOO_LARGE",
   /** createPool(options, tasks), or call/shutdown/ready read on createPool(options) */
   CREATE_POOL_FORM: "KNT_CREATE_POOL_FORM",
   /** the call ran longer than worker.hardTimeoutMs */
@@ -60,6 +62,8 @@ const CODE = Object.freeze({
   VALUE_TOO_LARGE: CODEC_ERRORS.LIMIT,
   /** transfer() got a value it cannot take, or a marker was sent twice or nested */
   TRANSFER: TRANSFER_ERROR,
+  /** a SharedBytes was used after it was released or sent, nested, sent to another pool, or could not be taken */
+  SHARED_BYTES: SHARED_BYTES_ERROR,
 });
 
 /** A call that cannot settle because the pool is shut down. */

@@ -23,6 +23,18 @@ const tasks = require("./tasks/task.js");
 const { WorkerExitError } = require("./errors.js");
 const { CODEC_ERRORS, transfer } = require("./codec/index.js");
 
+// Shared bytes (payload/shared-bytes.js), loaded on first use: a task module
+// that only declares tasks does not load it.
+let bytesModule = null;
+const loadBytes = () => {
+  bytesModule ??= require("./payload/shared-bytes.js");
+  return bytesModule;
+};
+/** `n` bytes of the pool's shared memory, in a task (pool.sharedBytes(n) in the host). */
+const sharedBytes = (n) => loadBytes().sharedBytes(n);
+/** Whether `value` is a SharedBytes. */
+const isSharedBytes = (value) => loadBytes().isSharedBytes(value);
+
 /** False inside a pool worker (task modules run there too), true elsewhere. */
 const isMain = !isPoolWorker();
 
@@ -40,4 +52,6 @@ module.exports = {
   WorkerExitError,
   CODEC_ERRORS,
   transfer,
+  sharedBytes,
+  isSharedBytes,
 };

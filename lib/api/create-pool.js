@@ -20,6 +20,8 @@ function publicPool(pool) {
     call: pool.call,
     stream: pool.stream,
     broadcast: pool.broadcast,
+    sharedBytes: (n) => pool.sharedBytes(n),
+    readBody: (request, options) => pool.readBody(request, options),
     ready: pool.readyPromise,
     shutdown: (delayMs) => pool.shutdown(delayMs),
     [Symbol.dispose]: () => {
@@ -48,8 +50,23 @@ function createPool(options, ...rest) {
     const href = callerHref();
     const table = buildTaskTable(tasks, href);
     refuseWithoutModuleFile(table);
+    checkInlineOnly(resolved, table);
     return publicPool(new Pool(resolved, table, href));
   });
+}
+
+/** A pool whose only lane is the host's inline lane cannot run importTask tasks. */
+function checkInlineOnly(options, table) {
+  if (options.threads !== 0) return;
+  const imported = table.find((entry) => entry.fn === null);
+  if (imported !== undefined) {
+    throw codedError(
+      TypeError,
+      CODE.INVALID_OPTION,
+      `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
+        `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
+    );
+  }
 }
 
 /**
@@ -103,12 +120,15 @@ function createSingleTaskPool(options, task) {
   const href = callerHref();
   const table = buildTaskTable({ task }, href);
   refuseWithoutModuleFile(table);
+  checkInlineOnly(resolved, table);
   const pool = new Pool(resolved, table, href);
   const full = publicPool(pool);
   const api = {
     call: (arg, callOptions) => pool.submit(0, arg, callOptions),
     stream: (arg, callOptions) => pool.submitStream(0, arg, callOptions),
     broadcast: (arg, options) => pool.broadcasts.start(0, arg, options),
+    sharedBytes: full.sharedBytes,
+    readBody: full.readBody,
     ready: full.ready,
     shutdown: full.shutdown,
     [Symbol.dispose]: full[Symbol.dispose],

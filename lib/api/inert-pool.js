@@ -37,6 +37,8 @@ function inertBase() {
   return {
     ready: READY,
     shutdown: thrower("pool.shutdown()"),
+    sharedBytes: thrower("pool.sharedBytes()"),
+    readBody: thrower("pool.readBody()"),
     [Symbol.dispose]: () => {},
     [Symbol.asyncDispose]: () => READY,
   };

@@ -27,6 +27,8 @@ const {
   T_TRANSFER,
   T_OBJECT_DEF,
   T_SHAPED,
+  T_BYTES,
+  BytesDescriptor,
   K_SHARED_BUFFER,
   K_UINT8,
   K_BUFFER,
@@ -193,6 +195,8 @@ function readValue(d) {
       return readObjectDef(d, dPos - 1 - dStart);
     case T_SHAPED:
       return readShaped(d);
+    case T_BYTES:
+      return readBytes(d);
   }
   throw corrupt(`unknown tag 0x${tag.toString(16).padStart(2, "0")}`, dPos - 1);
 }
@@ -632,6 +636,14 @@ function readShared() {
 }
 
 /** A transfer() marker's buffer, moved beside the payload (codec/transfer.js): only a whole payload. */
+// A SharedBytes descriptor: what it names is checked when the receiver takes it (Rust checks the block).
+function readBytes(d) {
+  need(12);
+  const at = dPos - 1;
+  if (d !== 0) throw corrupt("a shared-bytes record inside another value", at);
+  return new BytesDescriptor(r32(), r32(), r32());
+}
+
 function readTransfer(d) {
   need(13);
   const at = dPos - 1;

@@ -60,6 +60,9 @@ const {
   T_TRANSFER,
   T_OBJECT_DEF,
   T_SHAPED,
+  T_BYTES,
+  SEND_BYTES,
+  SHARED_BYTES_ERROR,
   MAX_SHAPES,
 } = require("./format.js");
 const { copyBytes, byteCount } = require("./copy.js");
@@ -443,7 +446,38 @@ class Encoder {
     if (proto === SharedArrayBufferProto) return this._shared(K_SHARED_BUFFER, v, 0, v.byteLength, p);
     if (v instanceof Error) return this._error(v, p, d);
     if (isTransfer(v)) return this._transfer(v, p, d);
+    if (typeof v[SEND_BYTES] === "function") return this._sharedBytes(v, p, d);
     return this._leaf(v, p);
+  }
+
+  // A SharedBytes (payload/shared-bytes.js): its descriptor, never its bytes. Only ever the whole
+  // value: the call or the answer that carries it is what hands the block over (and reclaims it).
+  _sharedBytes(v, p, d) {
+    if (d !== 0) {
+      throw codecError(
+        TypeError,
+        SHARED_BYTES_ERROR,
+        "knitting-native: a SharedBytes must be the whole argument of a call or the whole value a task returns; " +
+          "it cannot be nested inside another value (send it on its own, or copy its bytes: bytes.u8.slice())",
+      );
+    }
+    if (this.shared === null) {
+      // Only a call's argument and a task's answer hand a block over (a broadcast's go to many workers).
+      throw codecError(
+        TypeError,
+        SHARED_BYTES_ERROR,
+        "knitting-native: a SharedBytes can only be the argument of pool.call.<name>() or the value a task " +
+          "returns to it (not a broadcast's argument or result): copy its bytes there (bytes.u8.slice())",
+      );
+    }
+    const [at, gen, byteLength] = v[SEND_BYTES]();
+    if (p + 13 > this.end && !this._grow(p + 13)) return OVERFLOW;
+    const u8 = this.u8;
+    u8[p] = T_BYTES;
+    w32(u8, p + 1, at);
+    w32(u8, p + 5, gen);
+    w32(u8, p + 9, byteLength);
+    return p + 13;
   }
 
   // A transfer() marker (transfer.js), only ever the whole value. The `shared` hook decides: it

@@ -47,6 +47,10 @@
 //                     names the ArrayBuffer that travels beside the payload with a transfer list
 //                     (the `shared` hook's transfer/claim; codec/transfer.js, payload/shared-refs.js); only
 //                     ever a whole payload
+//   0x16 shared-bytes u32 at, u32 gen, u32 byteLength
+//                     a SharedBytes (payload/shared-bytes.js), by reference: a descriptor of a
+//                     block of the payload region, never its bytes; the receiver takes the block
+//                     (protocol/shared-bytes.js) or the call fails; only ever a whole payload
 //   0x14 object-def   same as 0x0c, and its key sequence becomes a shape of this payload, named
 //                     by the offset of this tag byte from the payload's start
 //   0x15 shaped       u32 at, then n values: an object (prototype Object.prototype) whose keys are
@@ -114,6 +118,26 @@ const T_SHARED = 0x12;
 const T_TRANSFER = 0x13;
 const T_OBJECT_DEF = 0x14;
 const T_SHAPED = 0x15;
+const T_BYTES = 0x16;
+
+/** The code of every error a SharedBytes gives (errors.js re-exports it: the codec cannot require that module). */
+const SHARED_BYTES_ERROR = "KNT_SHARED_BYTES";
+/**
+ * A SharedBytes's method under this key gives the encoder its descriptor,
+ * [at, gen, byteLength] with the generation it is sent under, or throws when
+ * it may not be sent (released, sent already, another pool's).
+ */
+const SEND_BYTES = Symbol("knitting-native.sendBytes");
+
+/** What the decoder makes of a 0x16 record: the receiver turns it into a SharedBytes, or fails the call. */
+class BytesDescriptor {
+  constructor(at, gen, byteLength) {
+    this.at = at;
+    this.gen = gen;
+    this.byteLength = byteLength;
+    Object.freeze(this);
+  }
+}
 const K_SHARED_BUFFER = 14;
 
 const K_UINT8 = 1;
@@ -238,6 +262,10 @@ function placeOf(err) {
 }
 
 module.exports = {
+  T_BYTES,
+  SHARED_BYTES_ERROR,
+  SEND_BYTES,
+  BytesDescriptor,
   ArrayBufferProto,
   CODEC_ERRORS,
   DEFAULT_MAX_PAYLOAD,

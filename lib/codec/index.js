@@ -8,7 +8,7 @@
 
 const { Encoder } = require("./encode.js");
 const { decode } = require("./decode.js");
-const { CODEC_ERRORS, codecError, placeOf } = require("./format.js");
+const { CODEC_ERRORS, codecError, placeOf, SEND_BYTES, SHARED_BYTES_ERROR, BytesDescriptor } = require("./format.js");
 const { transfer, Transfer, TRANSFER_MIN_BYTES, TRANSFER_ERROR, movedCopy } = require("./transfer.js");
 const { copyBytes } = require("./copy.js");
 
@@ -24,4 +24,7 @@ module.exports = {
   TRANSFER_ERROR,
   movedCopy,
   copyBytes,
+  SEND_BYTES,
+  SHARED_BYTES_ERROR,
+  BytesDescriptor,
 };

@@ -10,6 +10,8 @@ const { isPowerOfTwo } = require("./loop.js");
 const { MODES } = require("../protocol/stream.js");
 const { publicStream, streamWindow, DEFAULT_WINDOW } = require("./streams.js");
 const Slot = require("../protocol/slot.js");
+const { SharedBytes } = require("../payload/shared-bytes.js");
+const { SHARED_BYTES_ERROR, codecError } = require("../codec/index.js");
 const {
   CODE,
   timeoutError,
@@ -21,6 +23,17 @@ const {
   placeValueError,
   shutdownError,
 } = require("../errors.js");
+
+/** A SharedBytes argument no worker can take: of a streaming call, one with onProgress, a pool without workers. */
+function streamBytesError(name) {
+  return codecError(
+    TypeError,
+    SHARED_BYTES_ERROR,
+    `knitting-native: a SharedBytes cannot be the argument of a streaming call, of one with onProgress, ` +
+      `or of a pool with threads: 0 ("${name}"): pass it to pool.call.${name}() of a pool with workers, ` +
+      "or copy its bytes (bytes.u8.slice())",
+  );
+}
 
 /** `signal.progress` on the inline lane, which takes no call that reports progress. */
 const noProgress = () => {};
@@ -45,6 +58,7 @@ class Call {
     this.shared = null; // seqs of the SharedArrayBuffers its argument names (payload/shared-refs.js)
     this.submittedAt = 0; // performance.now() at submission, with `stats: true` (server/stats.js)
     this.stream = null; // a streaming call's (or progress-reporting call's) HostStream (host/streams.js)
+    this.bytes = null; // a SharedBytes argument's ticket (payload/shared-bytes.js)
   }
 }
 
@@ -84,6 +98,8 @@ const callMethods = {
     if (--this.pending === 0) this.liveness.setCalls(false);
     this.stats.settled(ok);
     if (call.shared !== null) this.sharedRefs.release(call.shared);
+    // A SharedBytes argument no worker took goes back to the region.
+    if (call.bytes !== null) this.bytes.settled(call.bytes);
     if (ok) call.resolve(value);
     else if (late) this.shutdownGate.then(() => call.reject(value));
     else call.reject(value);
@@ -154,8 +170,19 @@ const callMethods = {
       return this.early(task, Promise.reject(placeValueError(unreadableError(err), this.table[task].name, "argument")));
     }
     if (isPromise) return this.submitAfter(task, arg, callOptions, abortSignal, stream);
+    let bytes = null;
+    if (arg instanceof SharedBytes) {
+      // Handed over now: the caller's handle is spent while the call waits for a slot.
+      try {
+        if (stream !== null || this.options.threads === 0) throw streamBytesError(this.table[task].name);
+        bytes = this.bytes.enqueue(arg);
+      } catch (err) {
+        return this.early(task, Promise.reject(err));
+      }
+    }
     const entry = this.table[task];
     const call = new Call(task, arg, this.nextCallId++ | 0);
+    call.bytes = bytes;
     const promise = new Promise((resolve, reject) => {
       call.resolve = resolve;
       call.reject = reject;

@@ -55,8 +55,8 @@ function recoverUnstarted(pool, lane) {
   const recovered = [];
   for (const { call, slots, slot } of pool.topology.heldBy(lane)) {
     if (call.done || stateOf(pool, slots, slot) !== STARTED.NOT_STARTED) continue;
-    // Its SharedArrayBuffers went to the workers by reference: not taken back.
-    if (call.shared !== null) continue;
+    // Its SharedArrayBuffers went to the workers by reference, its SharedBytes was sent: not taken back.
+    if (call.shared !== null || call.bytes !== null) continue;
     try {
       call.arg = takeRequest(pool, slots, slot);
     } catch {

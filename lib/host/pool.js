@@ -33,6 +33,8 @@ const { WORKER_MARK } = require("../tasks/worker-context.js");
 const { Liveness, detach } = require("./liveness.js");
 const { StartupWatch } = require("./startup.js");
 const { HostSharedRefs, ProcessRefs } = require("../payload/shared-refs.js");
+const { BytesStore } = require("../payload/shared-bytes.js");
+const SB = require("../protocol/shared-bytes.js");
 const { QueueLimit } = require("../server/queue-limit.js");
 const { PoolStats } = require("../server/stats.js");
 const { Recycler } = require("../server/recycle.js");
@@ -48,23 +50,8 @@ const START_GRACE_MS = 2000;
 
 let nextPoolId = 1;
 
-/** A pool whose only lane is the host's inline lane cannot run importTask tasks. */
-function checkInlineOnly(options, table) {
-  if (options.threads !== 0) return;
-  const imported = table.find((entry) => entry.fn === null);
-  if (imported !== undefined) {
-    throw codedError(
-      TypeError,
-      CODE.INVALID_OPTION,
-      `knitting-native: task "${imported.name}" is an importTask, which runs only in workers, but this pool's only ` +
-        `lane is the inline one (threads: 0 with inliner); give it threads >= 1`,
-    );
-  }
-}
-
 class Pool {
   constructor(options, table, poolHref) {
-    checkInlineOnly(options, table);
     this.options = options;
     this.table = table;
     this.id = nextPoolId++;
@@ -133,6 +120,8 @@ class Pool {
       this.runtime.wakeWorker(this.i32, index, count),
     );
     this.slotWriter = new SlotWriter(this.encoder, this.payload, this.u8); // requests into slots
+    // pool.sharedBytes(n), and the shared bytes calls hand over (payload/shared-bytes.js).
+    this.bytes = new BytesStore(this.payload, SB.HOST, options.borrowMs);
     // Streaming calls' channels, in the payload region (host/streams.js, protocol/stream.js).
     this.streams = new HostStreams(views(HostStreams), (index) => this.runtime.wakePayloadWord(index));
     this.killedFor = new Array(threads).fill(null); // why the host terminated a worker, if it did
@@ -311,6 +300,8 @@ class Pool {
       );
       if (this.workers[lane] !== worker) return;
       this.workers[lane] = null;
+      // What it held of shared bytes (made there, taken, or on their way back) goes back to the region.
+      this.bytes.reclaimLane(lane, this.debug);
       const wasReady = this.ready[lane];
       this.ready[lane] = false;
       if (this.state === CLOSED) return;
@@ -389,6 +380,15 @@ class Pool {
     // host/liveness.js holds the event loop while the pool has work.
     detach(worker);
     this.updateStarting();
+  }
+
+  /** pool.sharedBytes(n) (payload/shared-bytes.js); pool.readBody(request, { maxBytes }) (host/body.js). */
+  sharedBytes(n) {
+    if (this.state === CLOSED) throw shutdownError();
+    return this.bytes.alloc(n);
+  }
+  readBody(request, options) {
+    return require("./body.js").readBody((n) => this.sharedBytes(n), request, options);
   }
 
   /** Whether a worker is still starting: the process stays alive for it (host/liveness.js). */
@@ -502,6 +502,7 @@ class Pool {
     return Promise.all(exits).then(() => {
       this.runtime.close();
       if (this.sharedRefs !== null) this.sharedRefs.close();
+      this.bytes.close();
       this.liveness.done();
     });
   }

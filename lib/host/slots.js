@@ -6,7 +6,8 @@
 // holds the state they share.
 
 const Slot = require("../protocol/slot.js");
-const { CODEC_ERRORS, codecError } = require("../codec/index.js");
+const { CODEC_ERRORS, codecError, BytesDescriptor } = require("../codec/index.js");
+const SB = require("../protocol/shared-bytes.js");
 const { NO_ROOM } = require("../payload/region.js");
 const { placeValueError, regionCorruptError } = require("../errors.js");
 const { extraOf } = require("./calls.js");
@@ -83,6 +84,8 @@ const slotMethods = {
         // encode()'s bytes are only valid until the next encode: keep a copy.
         if (len < 0) return this.waitForRoom(call, this.payload.unplaced.slice());
         ext = writer.ext;
+        // Before the call is published: the worker that takes it finds the block sent to it.
+        if (call.bytes !== null) this.bytes.send(call.bytes.sb, SB.TO_WORKER);
       }
       const task = call.stream === null ? call.task : Slot.taskWord(call.task, call.stream.mode);
       Slot.writeRequest(this.i32, lane.slotWord(index), task, call.id, len, ext, call.signal);
@@ -132,12 +135,15 @@ const slotMethods = {
    * an answer: only its block is freed.
    */
   discardAnswer(lane, index, len, ext) {
-    if (this.sharedRefs === null) {
-      if (ext !== Slot.NO_EXT) this.freePayload(ext);
+    // A worker process's inline answer may hand back shared bytes: decoded too.
+    if (this.sharedRefs === null && ext !== Slot.NO_EXT) {
+      this.freePayload(ext);
       return;
     }
     try {
-      this.payload.readSlot(this.u8, lane.slotPayload(index), len, ext, this.sharedRefs);
+      const value = this.payload.readSlot(this.u8, lane.slotPayload(index), len, ext, this.sharedRefs);
+      // Shared bytes it hands back go back to the region.
+      if (value instanceof BytesDescriptor) this.bytes.takeResult(value).release();
     } catch (err) {
       // A corrupt late answer has no call to fail; readSlot freed its block if it was one.
       if (this.debug) this.debug("host", `a discarded answer could not be decoded: ${err.message}`);
@@ -240,6 +246,8 @@ const slotMethods = {
     let value;
     try {
       value = this.payload.readSlot(this.u8, lane.slotPayload(index), len, ext, this.sharedRefs);
+      // Shared bytes the task returned (or threw): the caller's now.
+      if (value instanceof BytesDescriptor) value = this.bytes.takeResult(value);
     } catch (err) {
       this.finish(call, false, err);
       return;

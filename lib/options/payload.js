@@ -15,6 +15,14 @@ const DEFAULTS = Object.freeze({
 });
 
 const PAYLOAD_MODES = ["growable", "fixed"];
+/**
+ * How long a SharedBytes result stays in shared memory, the caller's to
+ * read in place, before it is copied out (payload/shared-bytes.js): long
+ * enough for any handler to use it, short enough that a forgotten one gives
+ * its room back.
+ */
+const DEFAULT_BORROW_MS = 10_000;
+const MAX_BORROW_MS = 2 ** 31 - 1; // setTimeout's ceiling
 /** A SharedArrayBuffer's practical ceiling here. */
 const MAX_REGION_BYTES = 4 * 1024 * MIB;
 
@@ -28,7 +36,11 @@ const MAX_REGION_BYTES = 4 * 1024 * MIB;
  */
 function resolvePayload(payload) {
   checkObject(payload, "payload");
-  checkKeys(payload, ["mode", ...Object.keys(DEFAULTS)], "payload.");
+  checkKeys(payload, ["mode", "borrowMs", ...Object.keys(DEFAULTS)], "payload.");
+  const borrowMs =
+    payload.borrowMs === undefined
+      ? DEFAULT_BORROW_MS
+      : integerIn(payload.borrowMs, "payload.borrowMs", 1, MAX_BORROW_MS);
   const mode = payload.mode === undefined ? "growable" : oneOf(payload.mode, "payload.mode", PAYLOAD_MODES);
   const given = {};
   for (const key of Object.keys(DEFAULTS)) {
@@ -62,7 +74,7 @@ function resolvePayload(payload) {
         `${mode === "fixed" ? "the fixed payload region's size" : "payload.payloadMaxByteLength"} (${max})`,
     );
   }
-  return { payloadMode: mode, payloadInitialBytes: initial, payloadMaxByteLength: max, maxPayloadBytes };
+  return { payloadMode: mode, payloadInitialBytes: initial, payloadMaxByteLength: max, maxPayloadBytes, borrowMs };
 }
 
 module.exports = { resolvePayload, DEFAULTS };

@@ -27,6 +27,8 @@ const { MSG } = require("../protocol/messages.js");
 const { makeBroadcaster } = require("./broadcast.js");
 const { MODES } = require("../protocol/stream.js");
 const { streamRunner } = require("./stream-task.js");
+const { BytesStore, BytesDescriptor, SharedBytes, setTaskStore } = require("../payload/shared-bytes.js");
+const SB = require("../protocol/shared-bytes.js");
 
 const { NO_EXT, STATUS_VALUE, STATUS_THROWN, STARTED } = Slot;
 
@@ -104,6 +106,10 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
   // Worker threads that move large results as copies (payload/shared-refs.js); null or absent elsewhere.
   const largeResult = shared.largeResult;
   const writer = new SlotWriter(encoder, payload, u8); // answers into slots
+  // Shared bytes: what sharedBytes(n) makes in a task, and the arguments calls hand over (payload/shared-bytes.js).
+  const bytes = new BytesStore(payload, SB.worker(laneIndex));
+  setTaskStore(bytes);
+  const heldArgs = new Map(); // slot -> the SharedBytes argument of its call, until the call ends
   // Streaming calls and calls that report progress (worker/stream-task.js).
   const streams = streamRunner({
     payload,
@@ -239,7 +245,11 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
     if (largeResult && status === STATUS_VALUE) value = largeResult(value, maxPayloadBytes);
     let written;
     try {
+      const handsBytes = value instanceof SharedBytes;
+      if (handsBytes) bytes.check(value);
       written = encodeInto(slot, value);
+      // Before the answer is published: the host takes what it names.
+      if (handsBytes && written === true) bytes.send(value, SB.from(laneIndex));
     } catch (err) {
       // The result cannot cross: the call rejects with why, naming the task and where in the value.
       placeValueError(err, names[task] ?? `#${task}`, status === STATUS_VALUE ? "result" : "error");
@@ -249,6 +259,12 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
       } catch {
         written = encodeInto(slot, unsentError(err));
       }
+    }
+    // The call's SharedBytes argument ends with it, unless the task returned it.
+    const held = heldArgs.size === 0 ? undefined : heldArgs.get(slot);
+    if (held !== undefined) {
+      heldArgs.delete(slot);
+      bytes.endArgument(held);
     }
     if (written !== true) {
       // No room now: the answer waits for some (worker/room-wait.js), in order.
@@ -336,6 +352,11 @@ function serveLane(setup, { sleep, wakeWord, waitPayloadWord, report, shared, ru
         // the host then leaks the block instead of freeing it twice.
         Slot.clearExt(i32, w);
         arg = payload.readSlot(u8, 0, len, ext, shared);
+      }
+      if (arg instanceof BytesDescriptor) {
+        // A SharedBytes: this worker's until the call ends (or it is returned).
+        arg = bytes.take(arg, SB.TO_WORKER);
+        heldArgs.set(slot, arg);
       }
       if (typeof table[task] !== "function")
         throw regionCorruptError(`a slot names task ${task}, which this pool does not have`);

@@ -337,6 +337,8 @@ type _codes = Assert<
     | "KNT_WORKER_START_FAILED"
     | "KNT_BROADCAST_FAILED"
     | "KNT_NOT_A_STREAM"
+    | "KNT_SHARED_BYTES"
+    | "KNT_BODY_TOO_LARGE"
   >
 >;
 try {

@@ -41,8 +41,10 @@ class InlineLane {
    */
   accepts(call) {
     // Streaming calls and calls that report progress go to workers: their values cross a channel.
+    // So do calls whose argument is a SharedBytes: a worker takes its block.
     return (
       call.stream === null &&
+      call.bytes === null &&
       this.fns[call.task] !== null &&
       this.inFlight < L.slotCount &&
       this.pool.pending >= this.dispatchThreshold
