@@ -589,8 +589,18 @@ export interface Pool<T extends TasksOf<T>> extends PoolLifecycle {
   readBody(request: ReadBodySource, options: { maxBytes: number }): Promise<SharedBytes>;
 }
 
-/** What {@link Pool.readBody} reads: a `node:http` `IncomingMessage` or a web `Request`. */
-export type ReadBodySource = import("node:http").IncomingMessage | Request;
+/**
+ * What {@link Pool.readBody} reads: a `node:http` `IncomingMessage` (its
+ * headers and 'data'/'end'/'error' events) or a web `Request` (`headers.get`,
+ * a `ReadableStream` body); written structurally, so that the types need
+ * neither `@types/node` nor the DOM library.
+ */
+export type ReadBodySource =
+  | {
+      readonly headers: { readonly [name: string]: string | string[] | undefined };
+      on(event: string, listener: (...args: any[]) => void): unknown;
+    }
+  | { readonly headers: { get(name: string): string | null }; readonly body: unknown };
 
 /**
  * A pool of one task, made by `task({ f }).createPool(options)`: called as

@@ -79,10 +79,12 @@ test("defaults of the new groups, and every existing field unchanged", () => {
   assert.equal(r.payloadInitialBytes, 4 * 1024 * 1024);
   assert.equal(r.payloadMaxByteLength, 64 * 1024 * 1024);
   assert.equal(r.maxPayloadBytes, 8 * 1024 * 1024);
+  assert.equal(r.borrowMs, 10_000);
   assert.equal(r.worker.resolveAfterFinishingAll, false);
   assert.deepEqual(Object.keys(r).sort(), [
     "abortSignalCapacity",
     "balancer",
+    "borrowMs",
     "debug",
     "elastic",
     "host",
