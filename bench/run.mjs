@@ -8,7 +8,7 @@
 //                      [--one-process] [--inproc]
 //                      [--only-workload calls,random-load,random-load-loaded,
 //                                       dispatcher-scaling,cpu-bound,process,server,
-//                                       startup,stream] ...
+//                                       startup,stream,bytes] ...
 //   node bench/run.mjs --report [--quick] ...   (bench/report.mjs: five pools, eight
 //                      workloads -> bench/report.md + bench/report.svg)
 //
@@ -28,7 +28,9 @@
 // the server workload (bench/lib/server.mjs): the cost of `stats: true` and
 // an HTTP-style overload with and without `maxQueue`; then startup and stream
 // (streaming calls against piscina's MessagePort per call and raw
-// postMessage, in the user's shape on every runtime: bench/lib/stream-user.mjs).
+// postMessage, in the user's shape on every runtime: bench/lib/stream-user.mjs),
+// then bytes (SharedBytes handed to a worker and back against copying and
+// transferring with postMessage and piscina: bench/lib/bytes-user.mjs).
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { isMainThread } from "node:worker_threads";
@@ -41,6 +43,7 @@ import { procConfig, runProcess } from "./lib/proc.mjs";
 import { serverConfig, runServer } from "./lib/server.mjs";
 import { startupConfig, runStartup } from "./lib/startup-user.mjs";
 import { streamConfig, runStream } from "./lib/stream-user.mjs";
+import { bytesConfig, runBytes } from "./lib/bytes-user.mjs";
 import { PAYLOAD_USAGE, payloadConfig, runPayloadSweep } from "./lib/payload-sweep.mjs";
 import { SWEEP_KINDS, SWEEP_SIZES } from "./lib/payloads.mjs";
 import { POOL_KEYS } from "./lib/report-pools.mjs";
@@ -65,7 +68,7 @@ const USAGE = `usage: node bench/run.mjs [options]
                      sequential latency), random-load, random-load-loaded (the same while
                      a busy loop in another process keeps one core occupied),
                      dispatcher-scaling, cpu-bound, process, payload, server, startup,
-                     stream
+                     stream, bytes
                      (default: all)
   --timeout SEC      kill a pool whose single phase runs longer than this (default 180)
   --stall SEC        kill a pool when no call completes for this long (default 30)
@@ -102,6 +105,12 @@ piscina with a MessagePort per call, raw postMessage; ~2 min per runtime, Deno's
   --stream-reps R    repetitions (default 3; --quick: 1)
   --stream-values N  small integers per stream (default 1000000; --quick: 100000)
   --stream-chunks N  64 KiB Uint8Arrays per stream (default 10000; --quick: 1000)
+bytes workload (bench/user/bytes.mjs: a fresh process per pool per op (echo, invert) per size
+(64 KiB, 1 MiB, 16 MiB) per rep, on the --cpu-runtimes; knitting-native's SharedBytes on worker
+threads and processes and its copying path, raw postMessage copying and transferring, piscina
+transferring; ~0.5-1 s per cell, 108 cells per runtime with the default reps; --quick: a tenth
+of the calls):
+  --bytes-reps R     repetitions (default 3; --quick: 1)
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;
 a fresh child process per pool per rep; ~40 s with the defaults):
@@ -149,6 +158,7 @@ const RUN_OPTIONS = {
   "--stream-reps": ["streamReps", positiveInt],
   "--stream-values": ["streamValues", positiveInt],
   "--stream-chunks": ["streamChunks", positiveInt],
+  "--bytes-reps": ["bytesReps", positiveInt],
   "--cpu-runtimes": ["cpuRuntimes", (v, name) => subsetOf(["node", "node22", "node24", "bun", "deno"])(v, name)],
   "--proc-reps": ["procReps", positiveInt],
   "--proc-calls": ["procCalls", positiveInt],
@@ -191,7 +201,7 @@ const parseRunArgs = (argv) =>
   });
 
 /** Every workload of the default run, in the order they run. */
-const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server", "startup", "stream"];
+const WORKLOADS = ["calls", ...SCHED_WORKLOADS, "process", "payload", "server", "startup", "stream", "bytes"];
 
 function makeConfig(o) {
   const quick = o.quick;
@@ -637,6 +647,8 @@ async function main() {
   if (up) console.log(up.lines.join("\n"));
   const st = opts.workloads.includes("stream") ? await runStream(streamConfig(opts)) : null;
   if (st) console.log(st.lines.join("\n"));
+  const by = opts.workloads.includes("bytes") ? await runBytes(bytesConfig(opts)) : null;
+  if (by) console.log(by.lines.join("\n"));
   const wrong = [...(calls?.wrong ?? []), ...s.wrong, ...(p?.wrong ?? []), ...(pay?.wrong ?? [])];
   const failed = [
     ...(calls?.failed ?? []),
@@ -646,6 +658,7 @@ async function main() {
     ...(srv?.failed ?? []),
     ...(up?.failed ?? []),
     ...(st?.failed ?? []),
+    ...(by?.failed ?? []),
   ];
 
   if (opts.json) {
@@ -663,6 +676,7 @@ async function main() {
       server: srv?.json ?? null,
       startup: up?.json ?? null,
       stream: st?.json ?? null,
+      bytes: by?.json ?? null,
     };
     writeFileSync(opts.json, JSON.stringify(json, null, 2) + "\n");
     process.stderr.write(`bench: wrote ${opts.json}\n`);
