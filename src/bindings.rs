@@ -830,6 +830,19 @@ impl PayloadArena {
         Ok(found.into_iter().map(|o| o as f64).collect())
     }
 
+    /// Checks, as `regionBuffer` does, that `offset` is the header of a live
+    /// region holding at least `len` bytes, without making a buffer: a
+    /// receiver takes a region at once and makes its view only when asked.
+    #[napi(catch_unwind)]
+    pub fn check_region(&self, env: &Env, offset: f64, len: f64) -> Result<()> {
+        let offset = whole(offset, "region offset", isize::MAX as u64)?;
+        let len = whole(len, "region length", isize::MAX as u64)?;
+        self.arena
+            .region_data(offset, len)
+            .map(|_| ())
+            .map_err(|e| corrupt(env, &e))
+    }
+
     /// An ArrayBuffer over the first `len` data bytes of the live region
     /// whose header is at `offset`: writes through it land in the payload
     /// region itself. An offset that is not a live region, or a `len`

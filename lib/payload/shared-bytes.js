@@ -7,7 +7,9 @@
 // host's, each worker's) makes its moves.
 //
 // A handle's bytes are an external ArrayBuffer over the block (Rust's
-// regionBuffer, which checks that the offset and length name a live block).
+// regionBuffer, which checks that the offset and length name a live block;
+// a receiver checks the descriptor with checkRegion before it takes the
+// block, and makes the buffer when `u8` is first read).
 // When the handle is released or sent its buffer is detached (length 0):
 // nothing can read the block through it once another side may own it.
 //
@@ -53,18 +55,28 @@ class SharedBytes {
   #phase = OWNED;
 
   /** Made by a BytesStore only. */
-  constructor(store, at, gen, length, ab) {
+  constructor(store, at, gen, length) {
     this.#store = store;
     this.#at = at;
     this.#gen = gen;
     this.#length = length;
-    this.#ab = ab;
-    this.#view = new Uint8Array(ab);
+    // The view is made when first asked for: a handle passed on untouched (an
+    // echo, a relay) costs no buffer to make and none to detach (each ~1-3 us,
+    // two of each per round trip: measured with bench/user/bytes.mjs, echo).
+    this.#ab = null;
+    this.#view = null;
   }
 
   /** The bytes, in place: writes land in shared memory. Throws once released or sent. */
   get u8() {
-    if (this.#phase === OWNED || this.#phase === COPIED) return this.#view;
+    if (this.#phase === OWNED) {
+      if (this.#view === null) {
+        this.#ab = this.#store.arena.regionBuffer(this.#at, this.#length);
+        this.#view = new Uint8Array(this.#ab);
+      }
+      return this.#view;
+    }
+    if (this.#phase === COPIED) return this.#view;
     throw this.#spent("read");
   }
 
@@ -139,7 +151,7 @@ class SharedBytes {
   }
   /** A borrowed result, copied out of shared memory (the block is released by the caller of this). */
   static copyOut(sb) {
-    const copy = sb.#view.slice();
+    const copy = sb.u8.slice();
     detach(sb.#ab);
     sb.#ab = null;
     sb.#view = copy;
@@ -148,7 +160,7 @@ class SharedBytes {
 }
 
 function detach(ab) {
-  if (ab !== null && ab.byteLength !== 0) native.detachBuffer(ab);
+  if (ab !== null && ab !== undefined && ab.byteLength !== 0) native.detachBuffer(ab);
 }
 
 function isSharedBytes(v) {
@@ -211,7 +223,7 @@ class BytesStore {
   }
 
   wrap(at, gen, n) {
-    const sb = new SharedBytes(this, at, gen, n, this.arena.regionBuffer(at, n));
+    const sb = new SharedBytes(this, at, gen, n);
     this.registry.register(sb, { at, gen, holder: this.me }, sb);
     return sb;
   }
@@ -267,9 +279,8 @@ class BytesStore {
 
   takeFrom(desc, swap) {
     const { at, gen, byteLength } = desc;
-    let ab;
     try {
-      ab = this.arena.regionBuffer(at, byteLength); // Rust: a live block of shared bytes, long enough
+      this.arena.checkRegion(at, byteLength); // Rust: a live block of shared bytes, long enough
     } catch (err) {
       throw regionCorruptError(
         `a value names ${byteLength} shared bytes at ${at}, which is no live block of them`,
@@ -278,14 +289,13 @@ class BytesStore {
     }
     const w = this.words();
     if (!swap(w, at >> 2, gen)) {
-      detach(ab);
       throw bytesError(
         `the SharedBytes sent here (${byteLength} bytes) could not be taken: its block now names ` +
           `${P.describeHolder(Atomics.load(w, at >> 2))} (its call was aborted, timed out or ended first)`,
         Error,
       );
     }
-    const sb = new SharedBytes(this, at, gen, byteLength, ab);
+    const sb = new SharedBytes(this, at, gen, byteLength);
     this.registry.register(sb, { at, gen, holder: this.me }, sb);
     if (this.borrowMs > 0) this.borrow(sb);
     return sb;
