@@ -700,6 +700,54 @@ impl WorkerBell {
     }
 }
 
+/// An external ArrayBuffer over `data..data+len` whose finalizer drops
+/// `keep`; an error naming `needs` when the runtime copied instead of
+/// wrapping (writes would not reach the shared memory).
+///
+/// # Safety
+/// `data..data+len` must stay valid while `keep` lives.
+pub(crate) unsafe fn external_buffer<'env, T: 'static>(
+    env: &'env Env,
+    data: *mut u8,
+    len: usize,
+    keep: T,
+    needs: &str,
+) -> Result<ArrayBuffer<'env>> {
+    // SAFETY: the caller's contract; the finalizer owns `keep` and drops it
+    // only when the runtime collects the buffer.
+    let buffer =
+        unsafe { ArrayBuffer::from_external(env, data, len, keep, |_env, keep| drop(keep)) }?;
+    if !std::ptr::eq(buffer.as_ptr(), data) {
+        return Err(Error::from_reason(format!(
+            "this runtime does not allow external ArrayBuffers, which {needs} need"
+        )));
+    }
+    Ok(buffer)
+}
+
+/// What `alloc` and `allocRegion` answer JS for the arena's result (see
+/// `alloc`): the offset, `-n` to grow to `n` bytes, 0 when full now.
+fn alloc_answer(
+    env: &Env,
+    result: std::result::Result<usize, AllocError>,
+    what: &str,
+) -> Result<f64> {
+    match result {
+        Ok(offset) => Ok(offset as f64),
+        Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
+        // Offset 0 is the arena's header: never a block.
+        Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
+        Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
+            Status::InvalidArg,
+            format!(
+                "RangeError: a {what} of {requested} bytes does not fit the payload region \
+                 (at most {max}; payloadMaxByteLength sets it)"
+            ),
+        )),
+        Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
+    }
+}
+
 /// The payload region: a growable SharedArrayBuffer holding values too
 /// large for a slot. Every isolate of a pool attaches its own `PayloadArena`
 /// over the same buffer; the allocator's state lives in the buffer.
@@ -752,20 +800,7 @@ impl PayloadArena {
     #[napi(catch_unwind)]
     pub fn alloc(&self, env: &Env, len: f64) -> Result<f64> {
         let len = whole(len, "payload length", isize::MAX as u64)?;
-        match self.arena.alloc(len) {
-            Ok(offset) => Ok(offset as f64),
-            Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
-            // Offset 0 is the arena's header: never a block.
-            Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
-            Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
-                Status::InvalidArg,
-                format!(
-                    "RangeError: payload of {requested} bytes does not fit the payload region \
-                     (payloadMaxByteLength {max})"
-                ),
-            )),
-            Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
-        }
+        alloc_answer(env, self.arena.alloc(len), "payload")
     }
 
     /// Frees the block at `offset`. An offset that is not a live block
@@ -801,19 +836,7 @@ impl PayloadArena {
     pub fn alloc_region(&self, env: &Env, len: f64, holder: f64) -> Result<f64> {
         let len = whole(len, "region length", isize::MAX as u64)?;
         let holder = whole(holder, "region holder", 0xfff)? as u32;
-        match self.arena.alloc_region(len, holder) {
-            Ok(offset) => Ok(offset as f64),
-            Err(AllocError::NeedGrow { min_committed }) => Ok(-(min_committed as f64)),
-            Err(AllocError::TooLarge { requested, max }) if requested <= max => Ok(0.0),
-            Err(AllocError::TooLarge { requested, max }) => Err(Error::new(
-                Status::InvalidArg,
-                format!(
-                    "RangeError: a region of {requested} bytes does not fit the payload region \
-                     (at most {max})"
-                ),
-            )),
-            Err(e @ AllocError::Corrupt(_)) => Err(corrupt(env, &e.to_string())),
-        }
+        alloc_answer(env, self.arena.alloc_region(len, holder), "region")
     }
 
     /// The largest region `allocRegion` can place.
@@ -880,16 +903,7 @@ impl PayloadArena {
         // buffer. Bytes are never freed while held, so a region freed
         // meanwhile is still readable memory (its contents are the ownership
         // protocol's business).
-        let buffer =
-            unsafe { ArrayBuffer::from_external(env, data, len, keep, |_env, keep| drop(keep)) }?;
-        if !std::ptr::eq(buffer.as_ptr(), data) {
-            // The runtime copied instead of wrapping: writes would not reach
-            // the region.
-            return Err(Error::from_reason(
-                "this runtime does not allow external ArrayBuffers, which region buffers need",
-            ));
-        }
-        Ok(buffer)
+        unsafe { external_buffer(env, data, len, keep, "region buffers") }
     }
 
     #[napi(getter, catch_unwind)]

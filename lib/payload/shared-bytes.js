@@ -137,12 +137,7 @@ class SharedBytes {
   static phaseOf(sb) {
     return sb.#phase;
   }
-  static queue(sb) {
-    sb.#phase = QUEUED;
-    detach(sb.#ab);
-    sb.#view = EMPTY;
-  }
-  /** Spent for good: its shared view is detached. */
+  /** Spent for good (or, QUEUED, for the caller while its call waits): its shared view is detached. */
   static end(sb, phase) {
     if (sb.#phase === OWNED || sb.#phase === QUEUED) detach(sb.#ab);
     sb.#phase = phase;
@@ -244,7 +239,7 @@ class BytesStore {
     this.check(sb);
     const at = SharedBytes.atOf(sb);
     const gen = SharedBytes.genOf(sb);
-    SharedBytes.queue(sb);
+    SharedBytes.end(sb, QUEUED);
     this.registry.unregister(sb);
     return { sb, at, gen };
   }

@@ -45,6 +45,8 @@
 // makes the move fail (a clear error), never a free; the offsets and lengths
 // come from Rust, which checks them against the block it allocated.
 
+const { L } = require("./layout.js");
+
 const RELEASED = 0;
 const HOST = 1;
 const TO_WORKER = 2;
@@ -53,10 +55,10 @@ const HOLDER_MASK = (1 << HOLDER_BITS) - 1;
 const GEN_MASK = (1 << (32 - HOLDER_BITS)) - 1;
 /** Lanes a holder can name: WORKER(w) and FROM(w) fit 12 bits. */
 const MAX_LANES = (HOLDER_MASK - 3) >> 1;
+// Every lane a pool can have (Rust's layout) must be one a holder can name.
+if (L.maxLanes > MAX_LANES) throw new Error(`knitting-native: ${L.maxLanes} lanes do not fit a shared-bytes holder`);
 /** Bytes of a block's header, before its bytes (src/memory/payload.rs REGION_HEADER). */
 const HEADER_BYTES = 16;
-const W_STATE = 0; // header word index of STATE
-const W_LEN = 1; // header word index of the byte length (written by Rust)
 
 const worker = (lane) => 3 + 2 * lane;
 const from = (lane) => 4 + 2 * lane;
@@ -136,8 +138,6 @@ module.exports = {
   TO_WORKER,
   MAX_LANES,
   HEADER_BYTES,
-  W_STATE,
-  W_LEN,
   worker,
   from,
   state,

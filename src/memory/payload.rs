@@ -699,13 +699,9 @@ impl Arena {
     /// block (double free, garbage) without changing anything.
     pub fn free(&self, offset: usize) -> Result<(), String> {
         let not_live = || format!("free({offset}): not a live payload block");
-        if !offset.is_multiple_of(ALIGN) || offset < HEADER_BYTES + BLOCK_HEADER {
-            return Err(not_live());
-        }
         let _guard = self.lock()?;
         let st = self.snapshot()?;
-        let b = blk(offset - BLOCK_HEADER, st.top).ok_or_else(not_live)?;
-        let (size, state) = self.read_block(b, st.top).ok_or_else(not_live)?;
+        let (b, size, state) = self.block_at(offset, st.top).ok_or_else(not_live)?;
         match state {
             STATE_USED | STATE_REGN => {}
             STATE_FREE => return Err(format!("free({offset}): double free")),
@@ -886,14 +882,10 @@ impl Arena {
     /// region header's LEN, which task code can write.
     pub fn region_data(&self, offset: usize, len: usize) -> Result<usize, String> {
         let not_region = || format!("{offset} is not the offset of a live region");
-        if !offset.is_multiple_of(ALIGN) || offset < HEADER_BYTES + BLOCK_HEADER {
-            return Err(not_region());
-        }
         let _guard = self.lock()?;
         let st = self.snapshot()?;
-        let b = blk(offset - BLOCK_HEADER, st.top).ok_or_else(not_region)?;
-        match self.read_block(b, st.top) {
-            Some((size, STATE_REGN)) => {
+        match self.block_at(offset, st.top) {
+            Some((_, size, STATE_REGN)) => {
                 let room = size - BLOCK_HEADER - REGION_HEADER;
                 if len > room {
                     return Err(format!(
@@ -904,6 +896,18 @@ impl Arena {
             }
             _ => Err(not_region()),
         }
+    }
+
+    /// The block whose usable bytes start at `offset` (what `alloc` and
+    /// `alloc_region` return), with its size and state, when a valid block
+    /// header is there; called under the lock, `top` from its snapshot.
+    fn block_at(&self, offset: usize, top: usize) -> Option<(Blk, usize, u32)> {
+        if !offset.is_multiple_of(ALIGN) || offset < HEADER_BYTES + BLOCK_HEADER {
+            return None;
+        }
+        let b = blk(offset - BLOCK_HEADER, top)?;
+        let (size, state) = self.read_block(b, top)?;
+        Some((b, size, state))
     }
 
     /// Checks the whole region (O(blocks), under the lock): blocks tile

@@ -231,16 +231,7 @@ impl ProcessMemory {
         // SAFETY: `data..data+len` stays mapped while the buffer lives: the
         // finalizer owns an Arc of the mapping and drops it only when V8
         // collects the buffer.
-        let buffer =
-            unsafe { ArrayBuffer::from_external(env, data, len, hold, |_env, hold| drop(hold)) }?;
-        if !std::ptr::eq(buffer.as_ptr(), data) {
-            // The runtime copied instead of wrapping (no external buffers):
-            // writes would not reach the other processes.
-            return Err(Error::from_reason(
-                "this runtime does not allow external ArrayBuffers, which process workers need",
-            ));
-        }
-        Ok(buffer)
+        unsafe { crate::bindings::external_buffer(env, data, len, hold, "process workers") }
     }
 
     /// Wakes up to `count` waiters (in any process) on word `index` of the
