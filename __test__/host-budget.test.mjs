@@ -8,7 +8,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { simulateBurst, NeverHalves, NeverSleeps } from "./model/host-budget.mjs";
+import { simulateBurst, NeverHalves, NeverSleeps, PollsAfterEveryAnswer, RegrowsAtOnce } from "./model/host-budget.mjs";
 
 const require = createRequire(import.meta.url);
 const { POLL_WINDOW_MS } = require("../lib/host/loop.js");
@@ -85,4 +85,38 @@ test("host model catches a host that polls for the whole burst", () => {
   assert.ok(r.settledAll);
   assert.ok(r.hostCpuUs / r.wallUs > 0.9, `host share ${r.hostCpuUs / r.wallUs}`);
   assert.equal(r.rings, 0);
+});
+
+/**
+ * A caller keeping 4 calls of 0.5 ms in flight on 2 workers, on 2 cores
+ * the workers keep busy, where a yield of the host costs a time slice
+ * (1 ms): the share of the ideal throughput (2 calls per 0.5 ms) and the
+ * 90th percentile of the time from an answer's publication to its settling.
+ */
+function closedLoop(Loop) {
+  const workers = 2;
+  const callUs = 500;
+  const calls = 2_000;
+  const jitter = (k) => (((k * 7919) % 21) - 10) / 100;
+  const r = simulateBurst({ Loop, workers, callUs, calls, inflight: 4, yieldUs: 1000, jitter, wakeUs: WAKE_US });
+  assert.ok(r.settledAll, "every answer is seen");
+  const ideal = (calls * callUs) / workers;
+  return { share: ideal / r.wallUs, p90: r.latencyUs[Math.floor(r.latencyUs.length * 0.9)], rings: r.rings };
+}
+
+test("host model: with a few long calls in flight, the host sleeps after each answer instead of yielding", () => {
+  const r = closedLoop(undefined);
+  assert.ok(r.share > 0.9, `throughput ${JSON.stringify(r)}`);
+  // A ring and a pass or two, never a lost time slice.
+  assert.ok(r.p90 < 100, `answer to settle p90 ${JSON.stringify(r)}`);
+});
+
+test("host model catches a budget whose floor polls (and yields) after every answer", () => {
+  const r = closedLoop(PollsAfterEveryAnswer);
+  assert.ok(r.share < 0.9 || r.p90 >= 100, `the broken rule was not caught: ${JSON.stringify(r)}`);
+});
+
+test("host model catches a budget that grows back at once after a yield lost the core", () => {
+  const r = closedLoop(RegrowsAtOnce);
+  assert.ok(r.share < 0.9 || r.p90 >= 100, `the broken rule was not caught: ${JSON.stringify(r)}`);
 });

@@ -14,7 +14,7 @@
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { HostLoop } = require("../../lib/host/loop.js");
+const { HostLoop, POLL_WINDOW_MS } = require("../../lib/host/loop.js");
 const native = require("../../lib/native/index.js");
 
 const L = native.layout();
@@ -23,7 +23,24 @@ const L = native.layout();
  * One burst: `workers` workers each start at `phaseUs[w]` and run calls of
  * `callUs` (call k of a worker takes callUs * (1 + jitter(k))) until
  * `calls` are answered. `Loop`: the HostLoop class (or a broken variant).
- * Returns { wallUs, hostCpuUs, rings, answers, settledAll }.
+ *
+ * `inflight` (default: all of them): the caller keeps at most that many
+ * calls submitted, and submits the next one when the host settles one (a
+ * closed loop, as `b = await pool.call.f(b)` on a few lanes); a worker with
+ * nothing submitted waits for the host's next submission and `wakeUs`.
+ *
+ * `yieldUs` (default 0) with `cores` (default `workers`): what the host's
+ * sched_yield costs when every core runs a worker's call: the kernel gives
+ * its core to a worker and the host runs again only after `yieldUs` (a time
+ * slice). Measured 2026-12-08 (Node 20.20, 2 vCPUs, bench shape of
+ * bench/user/bytes.mjs: 4 calls of ~0.5 ms in flight on 2 workers): with
+ * idle passes after every answer, a worker's answer reached the host in
+ * 0.24-0.32 ms (median), 0.64 ms (p90); sleeping on the doorbell at once,
+ * 0.04 ms and 0.07 ms.
+ *
+ * Returns { wallUs, hostCpuUs, rings, answers, settledAll, latencyUs }
+ * (latencyUs: from each answer's publication to the pass that settled it,
+ * sorted).
  */
 export function simulateBurst({
   Loop = HostLoop,
@@ -35,6 +52,9 @@ export function simulateBurst({
   settleUs = 0.5,
   wakeUs = 8,
   jitter = () => 0,
+  inflight = calls,
+  yieldUs = 0,
+  cores = workers,
 }) {
   const words = Math.max(L.wordCounter, L.wordArmed, L.wordHostCpu) + 1;
   const i32 = new Int32Array(new SharedArrayBuffer(words * 4));
@@ -54,8 +74,10 @@ export function simulateBurst({
       return;
     }
     fn();
-    hostFreeAt = now;
+    hostFreeAt = now + yieldedUs;
+    yieldedUs = 0;
   }
+  let yieldedUs = 0; // off the CPU after this host step (a yield that lost the core)
   const spend = (us) => {
     now += us;
     hostCpuUs += us;
@@ -64,6 +86,11 @@ export function simulateBurst({
   let published = 0;
   let seen = 0;
   let rings = 0;
+  const publishedAt = []; // when each answer was published, in order
+  const latencyUs = [];
+  let submitted = Math.min(inflight, calls);
+  let running = 0; // workers in a call, or woken for one (see startCall)
+  const waiting = []; // workers with nothing submitted to start
   const pool = {
     i32,
     u8: new Uint8Array(i32.buffer),
@@ -72,9 +99,21 @@ export function simulateBurst({
     drainPass() {
       spend(passUs);
       const n = published - seen;
+      for (let k = seen; k < published; k++) latencyUs.push(now - publishedAt[k]);
       seen = published;
       spend(n * settleUs);
       this.inFlight -= n;
+      // The caller's closed loop: each settled call is followed by another.
+      for (let k = 0; k < n && submitted < calls; k++) {
+        submitted++;
+        const w = waiting.shift();
+        // The notify makes the worker runnable at once (it wants a core from
+        // now), and it starts the call after the wake latency.
+        if (w !== undefined) {
+          running++;
+          startCall(w, now + wakeUs, true);
+        }
+      }
       return n;
     },
   };
@@ -89,7 +128,9 @@ export function simulateBurst({
     clearTimeout: (timer) => {
       timer.live = false;
     },
-    yieldNow: () => {},
+    yieldNow: () => {
+      if (running >= cores) yieldedUs += yieldUs;
+    },
     currentCpu: () => 0,
     doorbell: (_u8, onRing) => {
       ring = () => {
@@ -106,10 +147,22 @@ export function simulateBurst({
   // Workers: a call ends, its answer is published and announced, the next starts.
   let started = 0;
   let answered = 0;
-  const startCall = (w, t) => {
-    if (started === calls) return;
+  // `running`: workers in a call or woken for one (they want a core).
+  const startCall = (w, t, woken = false) => {
+    if (started === calls) {
+      if (woken) running--;
+      return;
+    }
+    if (started === submitted) {
+      if (woken) running--;
+      waiting.push(w);
+      return;
+    }
     const k = started++;
+    if (!woken) running++;
     at(t + callUs * (1 + jitter(k)), () => {
+      running--;
+      publishedAt.push(now);
       published++;
       answered++;
       Atomics.add(i32, L.wordCounter, 1);
@@ -146,6 +199,7 @@ export function simulateBurst({
     rings,
     answers: answered,
     settledAll: seen === calls,
+    latencyUs: latencyUs.sort((a, b) => a - b),
   };
 }
 
@@ -161,6 +215,35 @@ export class NeverHalves extends HostLoop {
       this.drain();
     });
   }
+}
+
+/**
+ * Broken variant: the budget's floor is 2 idle passes (the rule before
+ * 2026-12-08), so after every answer the host yields at least once before it
+ * sleeps; on cores all running workers, each yield can cost a time slice.
+ */
+export class PollsAfterEveryAnswer extends HostLoop {
+  startDoorbell(u8) {
+    return this.env.doorbell(u8, () => {
+      this.armed = false;
+      const waited = this.env.now() - this.armedAt;
+      if (waited > POLL_WINDOW_MS) this.hopBudget = Math.min(this.freeHops, Math.max(2, this.hopBudget >> 1));
+      else this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      this.drain();
+    });
+  }
+}
+
+/**
+ * Broken variant: after a yield that lost the core, short doorbell waits
+ * grow the budget back at once (no quiet period), so idle passes, and
+ * yields that lose time slices, keep coming back.
+ */
+export class RegrowsAtOnce extends HostLoop {
+  get lostYieldAt() {
+    return Number.NEGATIVE_INFINITY;
+  }
+  set lostYieldAt(_t) {}
 }
 
 /**

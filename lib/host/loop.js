@@ -6,12 +6,18 @@
 //
 // The rule that keeps the host off the CPU while workers compute: an idle
 // poll (passes that find nothing) lasts at most `hopBudget` passes and at
-// most POLL_WINDOW_MS of wall time, and a doorbell wait longer than
-// POLL_WINDOW_MS halves the budget (down to MIN_HOPS). So while every worker
-// runs calls longer than POLL_WINDOW_MS, each answer costs the host one wake,
-// one scan and at most MIN_HOPS idle passes. __test__/host-budget.test.mjs
-// runs this class under simulated time (__test__/model/host-budget.mjs)
-// over bursts of long and tiny calls, with broken variants it must catch.
+// most POLL_WINDOW_MS of wall time, and the budget halves (down to
+// MIN_HOPS, none) whenever polling did not pay: a doorbell wait longer than
+// POLL_WINDOW_MS. A yield after which the host ran again only
+// POLL_WINDOW_MS later (the kernel gave its core to a worker for a time
+// slice, while answers waited), LOST_YIELDS times in a row, sets it to
+// none at once, and it stays there for LOST_YIELD_QUIET_MS. So while every worker runs calls longer
+// than POLL_WINDOW_MS, each answer costs the host one wake and one scan,
+// and it never waits behind a worker's time slice to see the next answer.
+// __test__/host-budget.test.mjs runs this class under simulated time
+// (__test__/model/host-budget.mjs) over bursts of long and tiny calls and a
+// closed loop of a few long calls in flight, with broken variants it must
+// catch.
 
 const native = require("../native/index.js");
 const { L } = require("../protocol/layout.js");
@@ -37,7 +43,29 @@ const FREE_HOPS = 32;
 // within a few µs. 0.2 ms before (2026-12-02), which let four workers that
 // answer every 125 µs keep the host polling for a whole burst
 // (__test__/host-budget.test.mjs).
-const MIN_HOPS = 2;
+// MIN_HOPS 0: with a floor of 2, a caller keeping 4 calls of ~0.5 ms in
+// flight on 2 workers (2 vCPUs) got 3,150 calls/s against raw postMessage's
+// 3,800: each answer was followed by idle passes whose yields handed the
+// host's core to a worker, and the next answer waited 0.24-0.32 ms (median)
+// to be seen; with no idle pass there (stallFreeLoops 0) 3,720 calls/s and
+// 0.04 ms (2026-12-08, Node 20.20; the probe's shape is bench/user/bytes.mjs
+// with op "invert").
+const MIN_HOPS = 0;
+// After a yield lost the core, how long short doorbell waits do not grow
+// the budget back: two workers answering close together make short waits
+// now and then, and each budget above none is another yield that can lose
+// a time slice (in the model's closed loop of 4 x 0.5 ms calls, growing it
+// back at once left the 90th percentile of answer-to-settle at 514 µs
+// against 25 µs). Tiny calls, where polling pays, lose no yields and grow it
+// as before; after long calls they poll again within this much.
+const LOST_YIELD_QUIET_MS = 100;
+// Yields in a row that lost the core before the budget goes to none. With
+// every core running a worker's call, each yield loses it (26 of 26 in the
+// 0.5 ms closed loop above); one caller awaiting tiny calls one at a time
+// loses one now and then to an unrelated thread, and going to none on each
+// raised its p99 from ~10 µs to ~35 µs (`bench/run.mjs --only-workload
+// calls`, 2026-12-08, Node 20.20).
+const LOST_YIELDS = 2;
 const POLL_WINDOW_MS = 0.05;
 // With `host.doorbell: false` the host polls: DEFAULT_STALL_FREE_LOOPS idle
 // passes, then timers from 1 ms doubling up to `host.maxBackoffMs`.
@@ -82,6 +110,9 @@ class HostLoop {
     this.armed = false;
     this.idleHops = 0;
     this.idleSince = 0; // when the current idle poll began (its first empty pass)
+    this.yieldedAt = -1; // when the last idle pass yielded, until the pass after it runs
+    this.lostYieldAt = Number.NEGATIVE_INFINITY; // when the budget last went to none for lost yields
+    this.lostInRow = 0; // yields in a row that lost the core
     this.useDoorbell = host.doorbell && threads > 0;
     this.freeHops =
       host.stallFreeLoops !== undefined ? host.stallFreeLoops : this.useDoorbell ? FREE_HOPS : DEFAULT_STALL_FREE_LOOPS;
@@ -102,8 +133,9 @@ class HostLoop {
       // The waiter cleared ARMED before calling.
       this.armed = false;
       const waited = this.env.now() - this.armedAt;
-      if (waited > POLL_WINDOW_MS) this.hopBudget = Math.min(this.freeHops, Math.max(MIN_HOPS, this.hopBudget >> 1));
-      else this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      if (waited > POLL_WINDOW_MS) this.halveBudget();
+      else if (this.env.now() - this.lostYieldAt > LOST_YIELD_QUIET_MS)
+        this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
       if (this.debug && isPowerOfTwo(++this.rings)) {
         this.debug(
           "signals",
@@ -113,6 +145,11 @@ class HostLoop {
       }
       this.drain();
     });
+  }
+
+  /** Polling did not pay: fewer idle passes next time (MIN_HOPS at least). */
+  halveBudget() {
+    this.hopBudget = Math.min(this.freeHops, Math.max(MIN_HOPS, this.hopBudget >> 1));
   }
 
   /** A call was submitted: make sure a drain comes (at once if polling had backed off). */
@@ -132,6 +169,17 @@ class HostLoop {
 
   drain() {
     this.scheduled = false;
+    if (this.yieldedAt >= 0) {
+      // The yield lost this core for longer than an idle poll may last:
+      // polling is not paying here, and costs answers a time slice.
+      const now = this.env.now();
+      if (now - this.yieldedAt <= POLL_WINDOW_MS) this.lostInRow = 0;
+      else if (++this.lostInRow >= LOST_YIELDS) {
+        this.lostYieldAt = now;
+        this.hopBudget = Math.min(this.freeHops, MIN_HOPS);
+      }
+      this.yieldedAt = -1;
+    }
     // Read the count before scanning: every publication counted up to here
     // is visible to the scan below (src/doorbell.rs).
     const counted = doorbell.countNow(this.i32);
@@ -154,7 +202,9 @@ class HostLoop {
     ) {
       if (settled === 0) {
         this.notePolling(true);
-        // Let a worker that shares this vCPU run before polling again.
+        // Let a worker that shares this vCPU run before polling again. The
+        // time is taken before the yield: the core is lost inside it.
+        this.yieldedAt = this.env.now();
         this.env.yieldNow();
       }
       this.scheduled = true;
