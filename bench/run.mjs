@@ -108,8 +108,8 @@ piscina with a MessagePort per call, raw postMessage; ~2 min per runtime, Deno's
 bytes workload (bench/user/bytes.mjs: a fresh process per pool per op (echo, invert) per size
 (64 KiB, 1 MiB, 16 MiB) per rep, on the --cpu-runtimes; knitting-native's SharedBytes on worker
 threads and processes and its copying path, raw postMessage copying and transferring, piscina
-transferring; ~0.5-1 s per cell, 108 cells per runtime with the default reps; --quick: a tenth
-of the calls):
+transferring; each cell 1 s of warm-up calls then 2 s of measured calls, ~4 s with the process
+start, 108 cells (~7 min) per runtime with the default reps; --quick: 0.5 s and 1 s):
   --bytes-reps R     repetitions (default 3; --quick: 1)
 process workload (knitting-native worker threads, worker processes with and without the
 doorbell, piscina, a child_process.fork + process.send pool; --threads workers each;

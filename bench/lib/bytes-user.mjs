@@ -29,20 +29,24 @@ const POOLS = [
 ];
 
 export function bytesConfig(o) {
-  // Calls per cell for ~0.5-1 s on an idle 2-vCPU VM; invert touches every byte, so fewer.
-  const scale = o.quick ? 0.1 : 1;
-  const calls = (n) => Math.max(20, Math.round(n * scale));
+  // Each cell is timed, not counted: a warm-up of warmupMs, then measureMs of
+  // measured calls; `calls` only caps a cell that would otherwise run longer
+  // than needed. Measured 2026-12-07 (Node 20.20, idle 2 vCPUs): a new pool's
+  // first ~5,000 calls run at a quarter of its steady rate, so a warm-up of
+  // 200 calls before 3,000 measured 1 MiB echoes gave SharedBytes 14,260
+  // calls/s where 60,000 calls give 87,330.
+  const quick = !!o.quick;
   return {
     threads: o.threads,
-    reps: o.bytesReps ?? (o.quick ? 1 : 3),
+    reps: o.bytesReps ?? (quick ? 1 : 3),
+    warmupMs: quick ? 500 : 1000,
+    measureMs: quick ? 1000 : 2000,
     sizes: [
-      { size: 64 * KiB, label: "64 KiB", calls: { echo: calls(20_000), invert: calls(8_000) } },
-      { size: MiB, label: "1 MiB", calls: { echo: calls(3_000), invert: calls(1_000) } },
-      { size: 16 * MiB, label: "16 MiB", calls: { echo: calls(150), invert: calls(60) } },
+      { size: 64 * KiB, label: "64 KiB", calls: { echo: 400_000, invert: 100_000 } },
+      { size: MiB, label: "1 MiB", calls: { echo: 200_000, invert: 10_000 } },
+      { size: 16 * MiB, label: "16 MiB", calls: { echo: 10_000, invert: 300 } },
     ],
     ops: ["echo", "invert"],
-    // A pool slower than this per cell (Deno's postMessage) is measured on the calls made by then.
-    budgetMs: o.quick ? 3_000 : 10_000,
     runtimes: o.cpuRuntimes ?? ["node", "node22", "node24", "bun", "deno"],
     timeoutSec: o.timeout ?? 180,
   };
@@ -58,7 +62,7 @@ export async function runBytes(cfg) {
   const cell = (xs) => (xs.length ? `${num(median(xs))} (${num(min(xs))})` : "n/a");
   for (const rt of findRuntimes().filter((r) => cfg.runtimes.includes(r.key))) {
     if (!rt.bin) {
-      rows.push([rt.label, "-", "NOT INSTALLED", "-", "-", "-", "-", "-", ""]);
+      rows.push([rt.label, "-", "NOT INSTALLED", "-", "-", "-", "-", "-", "-", "-", ""]);
       json.runtimes[rt.key] = { missing: rt.install };
       continue;
     }
@@ -68,16 +72,27 @@ export async function runBytes(cfg) {
     for (const op of cfg.ops) {
       for (const s of cfg.sizes) {
         const calls = s.calls[op];
-        const got = Object.fromEntries(POOLS.map(([key]) => [key, { callsPerSec: [], cut: 0, errors: [] }]));
+        const got = Object.fromEntries(
+          POOLS.map(([key]) => [key, { callsPerSec: [], calls: [], coldCallsPerSec: [], errors: [] }]),
+        );
         for (let rep = 0; rep < cfg.reps; rep++) {
           process.stderr.write(`bench: bytes: ${label}, ${op} ${s.label}, rep ${rep + 1} of ${cfg.reps}\n`);
           for (const [key] of POOLS) {
-            const arg = { pool: key, op, size: s.size, calls, threads: cfg.threads, budgetMs: cfg.budgetMs };
+            const arg = {
+              pool: key,
+              op,
+              size: s.size,
+              calls,
+              threads: cfg.threads,
+              warmupMs: cfg.warmupMs,
+              measureMs: cfg.measureMs,
+            };
             const r = await runScript(rt, SCRIPT, arg, cfg.timeoutSec);
             if (r.error) got[key].errors.push(r.error);
             else {
               got[key].callsPerSec.push(r.callsPerSec);
-              if (r.cut) got[key].cut++;
+              got[key].calls.push(r.calls);
+              got[key].coldCallsPerSec.push(r.coldCallsPerSec);
             }
           }
         }
@@ -90,14 +105,15 @@ export async function runBytes(cfg) {
           if (g.errors.length && (key.startsWith("shared") || key === "copy"))
             failed.push(`bytes ${label} ${op} ${s.label} ${poolLabel}`);
           const mb = (xs) => ((xs * s.size) / 1e6).toFixed(0);
-          const notes = [
-            g.cut ? `${g.cut} rep(s) cut at ${cfg.budgetMs / 1000} s` : "",
-            g.errors.length ? `${g.errors.length} failed: ${g.errors[0]}`.slice(0, 100) : "",
-          ].filter(Boolean);
+          const notes = [g.errors.length ? `${g.errors.length} failed: ${g.errors[0]}`.slice(0, 100) : ""].filter(
+            Boolean,
+          );
           rows.push([
             label,
-            `${op} ${s.label} x ${fmtInt(calls)}`,
+            `${op} ${s.label}`,
             poolLabel,
+            g.calls.length ? fmtInt(median(g.calls)) : "n/a",
+            cell(g.coldCallsPerSec),
             cell(g.callsPerSec),
             g.callsPerSec.length ? `${mb(median(g.callsPerSec))} (${mb(min(g.callsPerSec))})` : "n/a",
             key.startsWith("shared") ? vs(key, "postmessage-copy") : "",
@@ -114,16 +130,20 @@ export async function runBytes(cfg) {
     "",
     `bytes (user's shape: bench/user/bytes.mjs): a fresh process per pool per op per size per rep, ${cfg.reps} ` +
       `rep(s), the pools taking turns, threads ${cfg.threads}, ${2 * cfg.threads} calls in flight, each ` +
-      "in-flight lane passing on the buffer its last call gave back; a warm-up of min(calls/10, 200) calls first",
+      "in-flight lane passing on the buffer its last call gave back",
+    `  each process: ${cfg.warmupMs} ms of warm-up calls (their rate: "first ${cfg.warmupMs} ms"), then ` +
+      `${cfg.measureMs} ms of measured calls ("calls": the median count; "calls/s": steady)`,
     "  cells: calls/s median (worst rep); MB/s: size x calls/s (10^6 bytes; each call carries them there and " +
-      "back); ratios: the SharedBytes pool's median over raw postMessage's (copying; transferring) and piscina's",
+      "back); ratios: the SharedBytes pool's steady median over raw postMessage's (copying; transferring) and piscina's",
     "",
     renderTable(
       [
         [
           "runtime",
-          "op, size x calls",
+          "op, size",
           "pool",
+          "calls",
+          `first ${cfg.warmupMs} ms calls/s`,
           "calls/s",
           "MB/s",
           "vs pm copy",
@@ -133,7 +153,7 @@ export async function runBytes(cfg) {
         ],
       ],
       rows,
-      ["l", "l", "l", "r", "r", "r", "r", "r", "l"],
+      ["l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "l"],
     ),
   ];
   return { lines, json, failed: [...new Set(failed)] };
