@@ -10,8 +10,10 @@
 // MIN_HOPS, none) whenever polling did not pay: a doorbell wait longer than
 // POLL_WINDOW_MS. A yield after which the host ran again only
 // POLL_WINDOW_MS later (the kernel gave its core to a worker for a time
-// slice, while answers waited), LOST_YIELDS times in a row, sets it to
-// none at once, and it stays there for LOST_YIELD_QUIET_MS. So while every worker runs calls longer
+// slice, while answers waited), LOST_YIELDS of the last RECENT_YIELDS
+// times, sets it to none at once, and it stays there for
+// LOST_YIELD_QUIET_MS, unless SHORT_RINGS doorbell waits in a row show
+// answers coming faster than an idle poll lasts. So while every worker runs calls longer
 // than POLL_WINDOW_MS, each answer costs the host one wake and one scan,
 // and it never waits behind a worker's time slice to see the next answer.
 // __test__/host-budget.test.mjs runs this class under simulated time
@@ -20,7 +22,7 @@
 // catch.
 
 const native = require("../native/index.js");
-const { L } = require("../protocol/layout.js");
+const { L, popcount } = require("../protocol/layout.js");
 const doorbell = require("../protocol/doorbell.js");
 
 // Drain passes with nothing found before the host arms the doorbell and
@@ -43,15 +45,16 @@ const FREE_HOPS = 32;
 // within a few µs. 0.2 ms before (2026-12-02), which let four workers that
 // answer every 125 µs keep the host polling for a whole burst
 // (__test__/host-budget.test.mjs).
+const POLL_WINDOW_MS = 0.05;
 // MIN_HOPS 0: with a floor of 2, a caller keeping 4 calls of ~0.5 ms in
 // flight on 2 workers (2 vCPUs) got 3,150 calls/s against raw postMessage's
 // 3,800: each answer was followed by idle passes whose yields handed the
 // host's core to a worker, and the next answer waited 0.24-0.32 ms (median)
 // to be seen; with no idle pass there (stallFreeLoops 0) 3,720 calls/s and
-// 0.04 ms (2026-12-08, Node 20.20; the probe's shape is bench/user/bytes.mjs
-// with op "invert").
+// 0.04 ms (2026-12-08, Node 20.20; docs/measurements.md, "A few long calls
+// in flight").
 const MIN_HOPS = 0;
-// After a yield lost the core, how long short doorbell waits do not grow
+// After yields lost the core, how long short doorbell waits do not grow
 // the budget back: two workers answering close together make short waits
 // now and then, and each budget above none is another yield that can lose
 // a time slice (in the model's closed loop of 4 x 0.5 ms calls, growing it
@@ -59,14 +62,22 @@ const MIN_HOPS = 0;
 // against 25 µs). Tiny calls, where polling pays, lose no yields and grow it
 // as before; after long calls they poll again within this much.
 const LOST_YIELD_QUIET_MS = 100;
-// Yields in a row that lost the core before the budget goes to none. With
-// every core running a worker's call, each yield loses it (26 of 26 in the
-// 0.5 ms closed loop above); one caller awaiting tiny calls one at a time
-// loses one now and then to an unrelated thread, and going to none on each
-// raised its p99 from ~10 µs to ~35 µs (`bench/run.mjs --only-workload
-// calls`, 2026-12-08, Node 20.20).
-const LOST_YIELDS = 2;
-const POLL_WINDOW_MS = 0.05;
+// LOST_YIELDS of the last RECENT_YIELDS yields lost the core: the budget
+// goes to none. With every core running a worker's call of ~0.5 ms, each
+// yield loses it (26 of 26 in the closed loop above). Where polling pays,
+// few do (4 inversions of 64 KiB, ~40 µs each, in flight on Node 24: 73 of
+// 124,425 yields), but in bunches. One caller awaiting tiny calls one at a
+// time loses one now and then to an unrelated thread; going to none on each
+// raised its p99 from ~10 to ~35 µs (bench/run.mjs --only-workload calls).
+// 2026-12-08, 2 vCPUs, Node 20.20 and 24.19: docs/measurements.md.
+const RECENT_YIELDS = 8;
+const RECENT_YIELDS_MASK = (1 << RECENT_YIELDS) - 1;
+const LOST_YIELDS = 3;
+// Doorbell waits in a row within POLL_WINDOW_MS that end the quiet period
+// early: answers ~20 µs apart (those 64 KiB inversions) are where polling
+// pays even though yields lose the core in bunches; without the early end
+// the quiet periods sent every answer there through the doorbell.
+const SHORT_RINGS = 8;
 // With `host.doorbell: false` the host polls: DEFAULT_STALL_FREE_LOOPS idle
 // passes, then timers from 1 ms doubling up to `host.maxBackoffMs`.
 const DEFAULT_STALL_FREE_LOOPS = 64;
@@ -112,7 +123,8 @@ class HostLoop {
     this.idleSince = 0; // when the current idle poll began (its first empty pass)
     this.yieldedAt = -1; // when the last idle pass yielded, until the pass after it runs
     this.lostYieldAt = Number.NEGATIVE_INFINITY; // when the budget last went to none for lost yields
-    this.lostInRow = 0; // yields in a row that lost the core
+    this.recentYields = 0; // bit k: the yield k yields ago lost the core
+    this.shortRings = 0; // doorbell waits in a row no longer than POLL_WINDOW_MS
     this.useDoorbell = host.doorbell && threads > 0;
     this.freeHops =
       host.stallFreeLoops !== undefined ? host.stallFreeLoops : this.useDoorbell ? FREE_HOPS : DEFAULT_STALL_FREE_LOOPS;
@@ -133,9 +145,16 @@ class HostLoop {
       // The waiter cleared ARMED before calling.
       this.armed = false;
       const waited = this.env.now() - this.armedAt;
-      if (waited > POLL_WINDOW_MS) this.halveBudget();
-      else if (this.env.now() - this.lostYieldAt > LOST_YIELD_QUIET_MS)
-        this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      if (waited > POLL_WINDOW_MS) {
+        this.shortRings = 0;
+        this.halveBudget();
+      } else {
+        // Answers keep coming within an idle poll's window: polling pays
+        // again, whatever the yields lost.
+        if (++this.shortRings >= SHORT_RINGS) this.lostYieldAt = Number.NEGATIVE_INFINITY;
+        if (this.env.now() - this.lostYieldAt > LOST_YIELD_QUIET_MS)
+          this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
+      }
       if (this.debug && isPowerOfTwo(++this.rings)) {
         this.debug(
           "signals",
@@ -173,8 +192,10 @@ class HostLoop {
       // The yield lost this core for longer than an idle poll may last:
       // polling is not paying here, and costs answers a time slice.
       const now = this.env.now();
-      if (now - this.yieldedAt <= POLL_WINDOW_MS) this.lostInRow = 0;
-      else if (++this.lostInRow >= LOST_YIELDS) {
+      const lost = now - this.yieldedAt > POLL_WINDOW_MS ? 1 : 0;
+      this.recentYields = ((this.recentYields << 1) | lost) & RECENT_YIELDS_MASK;
+      if (lost && popcount(this.recentYields) >= LOST_YIELDS) {
+        this.recentYields = 0;
         this.lostYieldAt = now;
         this.hopBudget = Math.min(this.freeHops, MIN_HOPS);
       }
