@@ -134,7 +134,8 @@ export async function runBytes(cfg) {
     `  each process: ${cfg.warmupMs} ms of warm-up calls (their rate: "first ${cfg.warmupMs} ms"), then ` +
       `${cfg.measureMs} ms of measured calls ("calls": the median count; "calls/s": steady)`,
     "  cells: calls/s median (worst rep); MB/s: size x calls/s (10^6 bytes; each call carries them there and " +
-      "back); ratios: the SharedBytes pool's steady median over raw postMessage's (copying; transferring) and piscina's",
+      "back); ratios: the SharedBytes pool's steady median over raw postMessage's (copying; transferring) and " +
+      "piscina's",
     "",
     renderTable(
       [
