@@ -15,6 +15,8 @@ const { POLL_WINDOW_MS } = require("../lib/host/loop.js");
 
 const WAKE_US = 8;
 const SETTLE_US = 0.5;
+/** Calls vary by up to ±10% (a fixed pattern, so runs repeat). */
+const jitter = (k) => (((k * 7919) % 21) - 10) / 100;
 
 /**
  * Every long-call burst shape the model runs (answers from every 250 µs to
@@ -31,8 +33,6 @@ function worstLongBurst(Loop) {
         for (const passUs of [4, 16]) {
           // Worker w starts spread * w / workers of a call after the first.
           const phaseUs = Array.from({ length: workers }, (_, w) => (callUs * spread * w) / workers);
-          // Calls vary by up to ±10% (a fixed pattern, so runs repeat).
-          const jitter = (k) => (((k * 7919) % 21) - 10) / 100;
           const calls = 100 * workers;
           const r = simulateBurst({
             Loop,
@@ -97,7 +97,6 @@ function closedLoop(Loop) {
   const workers = 2;
   const callUs = 500;
   const calls = 2_000;
-  const jitter = (k) => (((k * 7919) % 21) - 10) / 100;
   const r = simulateBurst({ Loop, workers, callUs, calls, inflight: 4, yieldUs: 1000, jitter, wakeUs: WAKE_US });
   assert.ok(r.settledAll, "every answer is seen");
   const ideal = (calls * callUs) / workers;

@@ -14,7 +14,7 @@
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { HostLoop, POLL_WINDOW_MS } = require("../../lib/host/loop.js");
+const { HostLoop } = require("../../lib/host/loop.js");
 const native = require("../../lib/native/index.js");
 
 const L = native.layout();
@@ -223,15 +223,14 @@ export class NeverHalves extends HostLoop {
  * sleeps; on cores all running workers, each yield can cost a time slice.
  */
 export class PollsAfterEveryAnswer extends HostLoop {
-  startDoorbell(u8) {
-    return this.env.doorbell(u8, () => {
-      this.armed = false;
-      const waited = this.env.now() - this.armedAt;
-      if (waited > POLL_WINDOW_MS) this.hopBudget = Math.min(this.freeHops, Math.max(2, this.hopBudget >> 1));
-      else this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
-      this.drain();
-    });
+  halveBudget() {
+    this.hopBudget = Math.min(this.freeHops, Math.max(2, this.hopBudget >> 1));
   }
+  // No yield is ever counted as lost.
+  get recentYields() {
+    return 0;
+  }
+  set recentYields(_bits) {}
 }
 
 /**

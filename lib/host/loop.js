@@ -6,20 +6,19 @@
 //
 // The rule that keeps the host off the CPU while workers compute: an idle
 // poll (passes that find nothing) lasts at most `hopBudget` passes and at
-// most POLL_WINDOW_MS of wall time, and the budget halves (down to
-// MIN_HOPS, none) whenever polling did not pay: a doorbell wait longer than
-// POLL_WINDOW_MS. A yield after which the host ran again only
-// POLL_WINDOW_MS later (the kernel gave its core to a worker for a time
-// slice, while answers waited), LOST_YIELDS of the last RECENT_YIELDS
-// times, sets it to none at once, and it stays there for
-// LOST_YIELD_QUIET_MS, unless SHORT_RINGS doorbell waits in a row show
-// answers coming faster than an idle poll lasts. So while every worker runs calls longer
-// than POLL_WINDOW_MS, each answer costs the host one wake and one scan,
-// and it never waits behind a worker's time slice to see the next answer.
-// __test__/host-budget.test.mjs runs this class under simulated time
-// (__test__/model/host-budget.mjs) over bursts of long and tiny calls and a
-// closed loop of a few long calls in flight, with broken variants it must
-// catch.
+// most POLL_WINDOW_MS of wall time. The budget halves (down to MIN_HOPS,
+// none) after a doorbell wait longer than POLL_WINDOW_MS: polling would not
+// have caught that answer. It goes to none at once, for LOST_YIELD_QUIET_MS,
+// when LOST_YIELDS of the last RECENT_YIELDS yields lost the core (the host
+// ran again only POLL_WINDOW_MS later: the kernel gave its core to a worker
+// for a time slice while answers waited), unless SHORT_RINGS doorbell waits
+// in a row show answers coming faster than an idle poll lasts. So while
+// every worker runs calls longer than POLL_WINDOW_MS, each answer costs the
+// host one wake and one scan, and it does not wait behind a worker's time
+// slice to see the next answer. __test__/host-budget.test.mjs runs this
+// class under simulated time (__test__/model/host-budget.mjs) over bursts of
+// long and tiny calls and a closed loop of a few long calls in flight, with
+// broken variants it must catch.
 
 const native = require("../native/index.js");
 const { L, popcount } = require("../protocol/layout.js");
@@ -144,7 +143,8 @@ class HostLoop {
     return this.env.doorbell(u8, () => {
       // The waiter cleared ARMED before calling.
       this.armed = false;
-      const waited = this.env.now() - this.armedAt;
+      const now = this.env.now();
+      const waited = now - this.armedAt;
       if (waited > POLL_WINDOW_MS) {
         this.shortRings = 0;
         this.halveBudget();
@@ -152,7 +152,7 @@ class HostLoop {
         // Answers keep coming within an idle poll's window: polling pays
         // again, whatever the yields lost.
         if (++this.shortRings >= SHORT_RINGS) this.lostYieldAt = Number.NEGATIVE_INFINITY;
-        if (this.env.now() - this.lostYieldAt > LOST_YIELD_QUIET_MS)
+        if (now - this.lostYieldAt > LOST_YIELD_QUIET_MS)
           this.hopBudget = Math.min(this.freeHops, Math.max(1, this.hopBudget << 1));
       }
       if (this.debug && isPowerOfTwo(++this.rings)) {
@@ -197,7 +197,7 @@ class HostLoop {
       if (lost && popcount(this.recentYields) >= LOST_YIELDS) {
         this.recentYields = 0;
         this.lostYieldAt = now;
-        this.hopBudget = Math.min(this.freeHops, MIN_HOPS);
+        this.hopBudget = MIN_HOPS;
       }
       this.yieldedAt = -1;
     }
