@@ -149,13 +149,10 @@ export function simulateBurst({
   let answered = 0;
   // `running`: workers in a call or woken for one (they want a core).
   const startCall = (w, t, woken = false) => {
-    if (started === calls) {
+    if (started === calls || started === submitted) {
+      // Nothing to start: a woken worker stops wanting a core; with calls still to come, it waits for one.
       if (woken) running--;
-      return;
-    }
-    if (started === submitted) {
-      if (woken) running--;
-      waiting.push(w);
+      if (started !== calls) waiting.push(w);
       return;
     }
     const k = started++;

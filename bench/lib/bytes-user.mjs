@@ -105,9 +105,7 @@ export async function runBytes(cfg) {
           if (g.errors.length && (key.startsWith("shared") || key === "copy"))
             failed.push(`bytes ${label} ${op} ${s.label} ${poolLabel}`);
           const mb = (xs) => ((xs * s.size) / 1e6).toFixed(0);
-          const notes = [g.errors.length ? `${g.errors.length} failed: ${g.errors[0]}`.slice(0, 100) : ""].filter(
-            Boolean,
-          );
+          const note = g.errors.length ? `${g.errors.length} failed: ${g.errors[0]}`.slice(0, 100) : "";
           rows.push([
             label,
             `${op} ${s.label}`,
@@ -119,7 +117,7 @@ export async function runBytes(cfg) {
             key.startsWith("shared") ? vs(key, "postmessage-copy") : "",
             key === "shared" ? vs(key, "postmessage-transfer") : "",
             key === "shared" ? vs(key, "piscina-transfer") : "",
-            notes.join("; "),
+            note,
           ]);
         }
       }
